@@ -134,3 +134,38 @@ class PageOutcome:
     status: int = 0
     error: str = ""  # error class, e.g. "HTTP_404", "timeout"
     detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlProgress:
+    """A snapshot of a running crawl, for progress lines and MCP job status."""
+
+    site_key: str
+    pages_done: int = 0
+    pages_queued: int = 0
+    pages_failed: int = 0
+    elapsed_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class CrawlSummary:
+    """How one site's crawl ended."""
+
+    site_key: str
+    ok: bool
+    mode: str  # full | incremental | resume
+    started_at: str = ""  # RFC 3339 UTC
+    ended_at: str = ""
+    pages: int = 0  # pages in the output after the crawl
+    added: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    failed: int = 0
+    retries: int = 0
+    needs_javascript: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)  # reason -> count (robots, scope, trap, ...)
+    duration_s: float = 0.0
+    interrupted: bool = False
+    error: str = ""
+    output_dir: str = ""

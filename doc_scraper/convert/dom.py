@@ -1,0 +1,543 @@
+"""DOM preparation before Markdown conversion, done on the lxml tree.
+
+The converter gets a tree with little left to decide:
+
+1. links and images made absolute (same-page ``#x`` kept as is);
+2. code blocks (``<pre>``, Pygments tables, Doxygen fragments) replaced by a
+   placeholder paragraph; their text and language are kept aside so no
+   converter can touch them;
+3. admonitions rewritten to ``<blockquote>`` with a bold kind line;
+4. API definitions (Sphinx ``dl.py``...) rewritten to a code-span signature
+   paragraph and unwrapped descriptions;
+5. heading permalinks removed, and a section marker paragraph inserted before
+   every heading and every API definition with an id;
+6. ``|`` escaped inside tables.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from lxml.cssselect import CSSSelector
+from lxml.etree import Element
+
+from doc_scraper.models import SECTION_END, SECTION_MARK, SectionMark
+
+if TYPE_CHECKING:
+    from lxml.etree import _Element as HtmlElement
+
+CODE_MARK = "\ue002"
+CODE_END = "\ue003"
+HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+
+# Admonition containers (kind read from their classes) and their title elements.
+ADMONITIONS: tuple[str, ...] = (
+    "div.admonition", "details.admonition", "div.theme-admonition", "div.custom-block",
+    "aside.starlight-aside", "div.markdown-alert", "div.admonitionblock", "div.callout",
+    "div.alert", "div.hint", "div.warning", "div.note", "div.notice", "div.fern-callout",
+    "blockquote.callout", "div[data-callout]", "div.rm-Callout", "div.topic",
+)
+ADMONITION_TITLES: tuple[str, ...] = (
+    "p.admonition-title", "p.custom-block-title", "p.starlight-aside__title", "p.markdown-alert-title",
+    "div.title", "summary", "td.icon", "h4.alert-heading", "div[class*='admonitionHeading']",
+    "p.callout-title", "div.callout-title", "p.topic-title",
+)
+ADMONITION_KINDS: tuple[str, ...] = (
+    "note", "tip", "hint", "important", "warning", "caution", "danger", "error", "attention",
+    "info", "success", "seealso", "todo", "example", "abstract", "question", "failure", "bug",
+    "secondary", "details", "topic",
+)
+ADMONITION_LABELS: dict[str, str] = {"seealso": "See also", "secondary": "Note", "todo": "Todo"}
+
+# Headings that start an API definition (besides Sphinx dl > dt[id]).
+DEFINITION_HEADINGS: tuple[str, ...] = (
+    "h3.code-header", "h4.code-header", "section.detail > h3", "section.detail > h4",
+    "h3.tsd-anchor-link", "h2.memtitle",
+)
+SPHINX_DOMAINS: frozenset[str] = frozenset(
+    {"py", "c", "cpp", "js", "rst", "std", "http", "mat", "rb", "php", "go", "ts"}
+)
+# Class conventions carrying a code block's language, most specific first.
+_LANG_CLASS = re.compile(r"^(?:language|lang|highlight|brush|sourceCode|hljs-lang)[-:]([\w+#.-]+)$")
+_LANG_ALIASES: dict[str, str] = {
+    "python3": "python", "py": "python", "py3": "python", "default": "python", "ipython3": "python",
+    "ipython": "python", "none": "text", "plaintext": "text", "plain": "text", "txt": "text",
+    "nohighlight": "text", "shell": "sh", "shell-session": "console", "sh-session": "console",
+    "js": "javascript", "ts": "typescript", "c++": "cpp", "yml": "yaml", "rs": "rust",
+    "doscon": "doscon", "pycon3": "pycon", "text-only": "text",
+}
+_BARE_LANGS = frozenset(
+    {"rust", "python", "javascript", "typescript", "bash", "sh", "shell", "json", "yaml", "toml", "c",
+     "cpp", "java", "go", "ruby", "html", "xml", "css", "sql", "console", "diff", "text", "ini"}
+)
+_PERMALINK_TEXTS = frozenset({"", "¶", "#", "§", "🔗", "\u200b", "link", "permalink"})
+_SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
+
+
+@lru_cache(maxsize=256)
+def _css(selector: str) -> Any:
+    return CSSSelector(selector, translator="html")
+
+
+@dataclass(slots=True)
+class CodeBlock:
+    language: str
+    text: str
+
+
+@dataclass(slots=True)
+class Prepared:
+    """What preparation set aside: code blocks, section marks, headings, images, first h1."""
+
+    codes: list[CodeBlock] = field(default_factory=list)
+    marks: list[SectionMark] = field(default_factory=list)
+    headings: list[str] = field(default_factory=list)
+    images: list[str] = field(default_factory=list)
+    h1: str = ""
+
+
+def text_of(el: HtmlElement) -> str:
+    """Visible text, whitespace collapsed."""
+    return " ".join("".join(el.itertext()).split())
+
+
+def _classes(el: HtmlElement) -> list[str]:
+    return (el.get("class") or "").split()
+
+
+def _replace(old: HtmlElement, new: HtmlElement) -> None:
+    """Put ``new`` where ``old`` is, keeping old's tail."""
+    new.tail = old.tail
+    parent = old.getparent()
+    if parent is not None:
+        parent.replace(old, new)
+
+
+def unwrap(el: HtmlElement) -> None:
+    """Replace an element by its children and text (lxml.html's drop_tag)."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    previous = el.getprevious()
+    if el.text:
+        if previous is None:
+            parent.text = (parent.text or "") + el.text
+        else:
+            previous.tail = (previous.tail or "") + el.text
+    if el.tail:
+        if len(el):
+            last = el[-1]
+            last.tail = (last.tail or "") + el.tail
+        elif previous is None:
+            parent.text = (parent.text or "") + el.tail
+        else:
+            previous.tail = (previous.tail or "") + el.tail
+    index = parent.index(el)
+    parent[index : index + 1] = el[:]
+
+
+def _drop(el: HtmlElement) -> None:
+    """Remove an element, keeping its tail text (lxml.html's drop_tree)."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    if el.tail:
+        previous = el.getprevious()
+        if previous is None:
+            parent.text = (parent.text or "") + el.tail
+        else:
+            previous.tail = (previous.tail or "") + el.tail
+    parent.remove(el)
+
+
+def _para(text: str) -> HtmlElement:
+    p: HtmlElement = Element("p")
+    p.text = text
+    return p
+
+
+# 1. links and images ---------------------------------------------------------------------------
+
+
+def absolutize(region: HtmlElement, resolve: Callable[[str], str]) -> list[str]:
+    """Make every href/src absolute (``#x`` stays); return the image URLs in order."""
+    for a in region.iter("a"):
+        href = a.get("href")
+        if href is None:
+            continue
+        href = href.strip()
+        if href and not href.startswith("#"):
+            a.set("href", resolve(href))
+    images: list[str] = []
+    for img in list(region.iter("img")):
+        src = (img.get("src") or "").strip()
+        lazy = (img.get("data-src") or "").strip()
+        if (not src or src.startswith("data:")) and lazy and not lazy.startswith("data:"):
+            src = lazy
+        if not src or src.startswith("data:"):
+            alt = img.get("alt")
+            if alt:
+                _replace(img, _span(alt))
+            else:
+                _drop(img)
+            continue
+        absolute = resolve(src)
+        img.set("src", absolute)
+        if absolute not in images:
+            images.append(absolute)
+    return images
+
+
+def _span(text: str) -> HtmlElement:
+    s: HtmlElement = Element("span")
+    s.text = text
+    return s
+
+
+# 2. code blocks ----------------------------------------------------------------------------------
+
+
+def _lang_from(el: HtmlElement) -> str | None:
+    for attr in ("data-lang", "data-language", "lang"):
+        value = el.get(attr)
+        if value and attr != "lang":
+            return value.strip().lower()
+    classes = _classes(el)
+    for cls in classes:
+        m = _LANG_CLASS.match(cls)
+        if m:
+            return m.group(1).lower()
+    return None
+
+
+def code_language(pre: HtmlElement) -> str:
+    """The language of a code block from its own, its <code>'s and its ancestors' markup."""
+    candidates = [pre]
+    code = pre.find("code")
+    if code is not None:
+        candidates.insert(0, code)
+    parent = pre.getparent()
+    depth = 0
+    while parent is not None and depth < 4:
+        candidates.append(parent)
+        parent = parent.getparent()
+        depth += 1
+    lang = None
+    for el in candidates:
+        lang = _lang_from(el)
+        if lang:
+            break
+    if not lang:
+        for el in candidates[:2]:
+            for cls in _classes(el):
+                if cls.lower() in _BARE_LANGS:
+                    lang = cls.lower()
+                    break
+            if lang:
+                break
+    if not lang:
+        return "text"
+    lang = lang.strip("{}").split(",")[0]
+    return _LANG_ALIASES.get(lang, lang)
+
+
+def _code_text(pre: HtmlElement) -> str:
+    for br in list(pre.iter("br")):
+        br.tail = "\n" + (br.tail or "")
+    for line in pre.iter("div"):
+        if "line" in _classes(line) and not (line.tail or "").startswith("\n"):
+            line.tail = "\n" + (line.tail or "")
+    text: str = "".join(pre.itertext())
+    text = text.replace("\r\n", "\n").replace("\xa0", " ")
+    while text.startswith("\n"):
+        text = text[1:]
+    return text.rstrip("\n").rstrip() if not text.rstrip("\n").endswith(" ") else text.rstrip("\n")
+
+
+_GUTTER_HINTS = ("span.linenos", "span.lineno", "span.line-number", "div.line-numbers", "button")
+
+
+def extract_code(region: HtmlElement, prepared: Prepared, may_match: Callable[[str], bool] | None = None) -> None:
+    """Replace code blocks with placeholders, keeping text and language aside."""
+    # Pygments "table" line numbers: keep only the code cell.
+    for table in list(region.iter("table")):
+        if "highlighttable" in _classes(table):
+            code_pre = table.find(".//td[@class='code']//pre")
+            if code_pre is None:
+                code_pre = table.xpath(".//td[contains(@class,'code')]//pre")
+                code_pre = code_pre[0] if code_pre else None
+            if code_pre is not None:
+                wrapper = table.getparent()
+                _replace(table, code_pre)
+                del wrapper
+    # Doxygen fragments are <div class="fragment"><div class="line">...
+    for div in list(region.iter("div")):
+        if "fragment" in _classes(div) and div.find("pre") is None:
+            div.tag = "pre"
+    gutters = may_match is None or any(may_match(s) for s in _GUTTER_HINTS)
+    for pre in list(region.iter("pre")):
+        parent = pre.getparent()
+        if parent is None or _inside(pre, "pre"):
+            continue
+        if gutters:
+            for junk in [el for el in pre.iter() if _is_gutter(el)]:
+                _drop(junk)
+        index = len(prepared.codes)
+        prepared.codes.append(CodeBlock(code_language(pre), _code_text(pre)))
+        _replace(pre, _para(f"{CODE_MARK}{index}{CODE_END}"))
+
+
+def _is_gutter(el: HtmlElement) -> bool:
+    """Line numbers and buttons inside a code block."""
+    if el.tag == "button":
+        return True
+    cls = el.get("class")
+    return bool(cls) and ("lineno" in cls or "line-number" in cls or "linenos" in cls)
+
+
+def _inside(el: HtmlElement, tag: str) -> bool:
+    parent = el.getparent()
+    while parent is not None:
+        if parent.tag == tag:
+            return True
+        parent = parent.getparent()
+    return False
+
+
+# 3. admonitions ----------------------------------------------------------------------------------
+
+
+def _admonition_kind(el: HtmlElement) -> str:
+    for cls in _classes(el):
+        low = cls.lower()
+        for kind in ADMONITION_KINDS:
+            if low == kind or low.endswith(("-" + kind, "--" + kind, "_" + kind)):
+                return kind
+    callout = el.get("data-callout")
+    return callout.lower() if callout else "note"
+
+
+def _select(root: HtmlElement, selector: str, may_match: Callable[[str], bool] | None) -> list[HtmlElement]:
+    if may_match is not None and not may_match(selector):
+        return []
+    found: list[HtmlElement] = _css(selector)(root)
+    return found
+
+
+def rewrite_admonitions(region: HtmlElement, may_match: Callable[[str], bool] | None = None) -> None:
+    """Admonitions become blockquotes opening with a bold kind or title line."""
+    seen: set[HtmlElement] = set()
+    for sel in ADMONITIONS:
+        for box in _select(region, sel, may_match):
+            if box in seen or box is region:
+                continue
+            seen.add(box)
+            kind = _admonition_kind(box)
+            layout_table = "admonitionblock" in _classes(box)
+            title = ""
+            for tsel in ADMONITION_TITLES:
+                found = _css(tsel)(box)
+                if found:
+                    t = found[0]
+                    title = text_of(t)
+                    if not title:
+                        icon = t.find(".//*[@title]")
+                        title = icon.get("title") if icon is not None else ""
+                    _drop(t)
+                    break
+            if not title:
+                title = ADMONITION_LABELS.get(kind, kind.capitalize())
+            elif title.islower():
+                title = title.capitalize()
+            box.tag = "blockquote"
+            box.attrib.clear()
+            head = Element("p")
+            strong = Element("strong")
+            strong.text = title
+            head.append(strong)
+            box.insert(0, head)
+            head.tail, box.text = box.text, None
+            if layout_table:  # Antora wraps the body in a one-row layout table
+                for tag in ("table", "tbody", "tr", "td"):
+                    for cell in list(box.iter(tag)):
+                        if cell.getparent() is not None and cell.get("class") in (None, "content"):
+                            unwrap(cell)
+
+
+# 4-5. definitions, headings and section marks ----------------------------------------------------
+
+
+def _slug(text: str) -> str:
+    slug = _SLUG_DROP.sub("", text.lower()).strip().replace(" ", "-")
+    return slug or "section"
+
+
+def _unique(anchor: str, used: set[str]) -> str:
+    if anchor not in used:
+        used.add(anchor)
+        return anchor
+    n = 1
+    while f"{anchor}-{n}" in used:
+        n += 1
+    anchor = f"{anchor}-{n}"
+    used.add(anchor)
+    return anchor
+
+
+def _heading_anchor(h: HtmlElement) -> str:
+    if h.get("id"):
+        return str(h.get("id"))
+    parent = h.getparent()
+    if parent is not None and parent.get("id") and parent.tag in ("section", "div", "article", "header"):
+        prev = h.getprevious()
+        while prev is not None and prev.tag not in HEADINGS:
+            prev = prev.getprevious()
+        if prev is None:
+            return str(parent.get("id"))
+    for inner in h.iter("a", "span"):
+        if inner.get("id"):
+            return str(inner.get("id"))
+        if inner.tag == "a" and inner.get("name"):
+            return str(inner.get("name"))
+    prev = h.getprevious()
+    if prev is not None and prev.tag in ("a", "span") and prev.get("id") and not text_of(prev):
+        return str(prev.get("id"))
+    return ""
+
+
+def strip_permalinks(h: HtmlElement) -> None:
+    """Remove permalink anchors in a heading; unwrap self-links that wrap its text."""
+    for a in list(h.iter("a")):
+        href = (a.get("href") or "").strip()
+        text = text_of(a)
+        if href.startswith("#") or not href:
+            if text.lower() in _PERMALINK_TEXTS or a.get("aria-hidden") == "true":
+                _drop(a)
+            else:
+                unwrap(a)
+
+
+def _is_api_dl(dl: HtmlElement) -> bool:
+    return any(c in SPHINX_DOMAINS for c in _classes(dl))
+
+
+def _definition_title(dt: HtmlElement, dl: HtmlElement) -> str:
+    prename = name = ""
+    for el in dt.iter():
+        cls = el.get("class")
+        if not cls:
+            continue
+        if not prename and ("sig-prename" in cls or "descclassname" in cls):
+            prename = text_of(el)
+        elif not name and ("sig-name" in cls or "descname" in cls):
+            name = text_of(el)
+            break
+    title = prename + name
+    anchor = dt.get("id") or ""
+    if "py" in _classes(dl) and anchor and title and anchor.endswith(title.split(".")[-1]):
+        return anchor
+    return title or text_of(dt)
+
+
+def _is_plain_block_context(el: HtmlElement, region: HtmlElement) -> bool:
+    """True when no list, table or quote sits between ``el`` and the region (markers stay unindented)."""
+    parent = el.getparent()
+    while parent is not None and parent is not region:
+        if parent.tag in ("li", "td", "th", "blockquote", "table", "details", "summary", "p"):
+            return False
+        parent = parent.getparent()
+    return True
+
+
+def mark_sections(region: HtmlElement, prepared: Prepared, may_match: Callable[[str], bool] | None = None) -> None:
+    """Insert section markers before headings and API definitions; rewrite definition lists."""
+    used: set[str] = set()
+    heading_level = 0
+    definition_heads = set()
+    for sel in DEFINITION_HEADINGS:
+        definition_heads.update(_select(region, sel, may_match))
+    for el in list(region.iter(*HEADINGS, "dt")):
+        if el.tag == "dt":
+            dl = el.getparent()
+            if dl is None or dl.tag != "dl" or not _is_api_dl(dl):
+                continue
+            nesting = sum(1 for anc in el.iterancestors("dl") if _is_api_dl(anc))
+            for link in list(el.iter("a")):
+                if (link.get("href") or "").startswith("#") and text_of(link) in _PERMALINK_TEXTS:
+                    _drop(link)
+            title = _definition_title(el, dl)
+            signature = text_of(el).replace("¶", "").strip()
+            anchor = el.get("id") or ""
+            p = Element("p")
+            code = Element("code")
+            code.text = signature
+            p.append(code)
+            _replace(el, p)
+            if anchor and _is_plain_block_context(dl, region):
+                level = min(6, max(heading_level, 0) + nesting)
+                _insert_mark(p, prepared, SectionMark(_unique(anchor, used), "definition", max(level, 1), title))
+            continue
+        strip_permalinks(el)
+        text = text_of(el)
+        if not text:
+            continue
+        level = int(el.tag[1])
+        is_def = el in definition_heads
+        if not is_def:
+            heading_level = level
+        prepared.headings.append(text)
+        if level == 1 and not prepared.h1:
+            prepared.h1 = text
+        if not _is_plain_block_context(el, region):
+            continue
+        anchor = _heading_anchor(el) or _slug(text)
+        if is_def:
+            mark = SectionMark(_unique(anchor, used), "definition", min(6, heading_level + 1), text)
+        else:
+            mark = SectionMark(_unique(anchor, used), "heading", level, text)
+        _insert_mark(el, prepared, mark)
+    # API description lists: the dd content flows as ordinary blocks.
+    for dl in list(region.iter("dl")):
+        if _is_api_dl(dl):
+            for dd in list(dl.iter("dd")):
+                if dd.getparent() is dl:
+                    dd.tag = "div"
+                    dd.attrib.clear()
+            dl.tag = "div"
+            dl.attrib.clear()
+
+
+def _insert_mark(el: HtmlElement, prepared: Prepared, mark: SectionMark) -> None:
+    index = len(prepared.marks)
+    prepared.marks.append(mark)
+    marker = _para(f"{SECTION_MARK}{index}{SECTION_END}")
+    el.addprevious(marker)
+
+
+# 6. tables ---------------------------------------------------------------------------------------
+
+
+def escape_table_pipes(region: HtmlElement) -> None:
+    for table in region.iter("table"):
+        for node in table.iter():
+            if node.text and "|" in node.text:
+                node.text = node.text.replace("|", "\\|")
+            if node is not table and node.tail and "|" in node.tail:
+                node.tail = node.tail.replace("|", "\\|")
+
+
+def prepare(
+    region: HtmlElement, resolve: Callable[[str], str], may_match: Callable[[str], bool] | None = None
+) -> Prepared:
+    """Run every preparation step on ``region`` (mutated) and return what was set aside."""
+    prepared = Prepared()
+    prepared.images = absolutize(region, resolve)
+    extract_code(region, prepared, may_match)
+    rewrite_admonitions(region, may_match)
+    mark_sections(region, prepared, may_match)
+    escape_table_pipes(region)
+    return prepared

@@ -1,0 +1,153 @@
+"""HTML region -> GitHub-flavoured Markdown.
+
+``convert_region`` prepares the lxml tree (``convert.dom``), serialises it and
+hands it to a converter chosen by measurement (``benchmarks/bench_extract.py``):
+markdownify-rs, a Rust port of markdownify with the same output, is the
+default; ``markdownify`` and ``html-to-markdown`` stay selectable for
+comparison. Code blocks never pass through the converter: their placeholders
+are replaced by fenced blocks built from the DOM text afterwards.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+import lxml.etree
+
+from doc_scraper.convert.dom import CODE_END, CODE_MARK, CodeBlock, prepare
+from doc_scraper.models import SectionMark
+
+if TYPE_CHECKING:
+    from lxml.etree import _Element as HtmlElement
+
+DEFAULT_CONVERTER = "markdownify-rs"
+CONVERTERS = ("markdownify-rs", "markdownify", "html-to-markdown")
+
+_OPTIONS: dict[str, Any] = {
+    "heading_style": "ATX",
+    "bullets": "-",
+    "escape_underscores": False,
+    "escape_asterisks": False,
+    "escape_misc": False,
+    "table_infer_header": True,
+}
+_PLACEHOLDER_LINE = re.compile(
+    "^([ \t>]*)" + CODE_MARK + r"(\d+)" + CODE_END + "[ \t]*$", re.MULTILINE
+)
+_PLACEHOLDER_INLINE = re.compile(CODE_MARK + r"(\d+)" + CODE_END)
+_BLANK_RUNS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
+_TRAILING_WS_BLANK = re.compile(r"^[ \t]+$", re.MULTILINE)
+_BACKTICK_RUN = re.compile(r"`{3,}")
+
+
+@dataclass(frozen=True, slots=True)
+class Converted:
+    """Markdown with section markers still in it, and what was learned on the way."""
+
+    markdown: str
+    marks: tuple[SectionMark, ...]
+    headings: tuple[str, ...]
+    images: tuple[str, ...]
+    h1: str
+
+
+@lru_cache(maxsize=4)
+def _converter(name: str) -> Callable[[str], str]:
+    if name == "markdownify-rs":
+        import markdownify_rs
+
+        def run_rs(html: str) -> str:
+            return str(markdownify_rs.markdownify(html, **_OPTIONS))
+
+        return run_rs
+    if name == "markdownify":
+        import markdownify
+
+        def run_py(html: str) -> str:
+            return str(markdownify.markdownify(html, **_OPTIONS))
+
+        return run_py
+    if name == "html-to-markdown":
+        import html_to_markdown
+
+        options = html_to_markdown.ConversionOptions(
+            heading_style="atx", bullets="-", escape_asterisks=False, escape_underscores=False,
+            escape_misc=False, code_block_style="backticks",
+        )
+
+        def run_h2m(html: str) -> str:
+            result = html_to_markdown.convert(html, options)
+            return str(getattr(result, "content", result))
+
+        return run_h2m
+    raise ValueError(f"unknown converter {name!r}; choose one of {', '.join(CONVERTERS)}")
+
+
+def fence(code: CodeBlock, prefix: str = "") -> str:
+    """A fenced block for ``code``, every line after the first prefixed (list indent, quote)."""
+    runs = _BACKTICK_RUN.findall(code.text)
+    ticks = "`" * max(3, max((len(r) for r in runs), default=0) + 1)
+    lines = [f"{ticks}{code.language}", *code.text.split("\n"), ticks]
+    bare = prefix.rstrip()
+    out = [lines[0]]
+    out.extend((prefix + line) if line else bare for line in lines[1:])
+    return "\n".join(out)
+
+
+def splice_code(markdown: str, codes: list[CodeBlock]) -> str:
+    """Put fenced code blocks where their placeholders are."""
+    if not codes:
+        return markdown
+
+    def block(m: re.Match[str]) -> str:
+        prefix, index = m.group(1), int(m.group(2))
+        return prefix + fence(codes[index], prefix)
+
+    markdown = _PLACEHOLDER_LINE.sub(block, markdown)
+
+    def inline(m: re.Match[str]) -> str:
+        text = " ".join(codes[int(m.group(1))].text.split())
+        ticks = "``" if "`" in text else "`"
+        return f"{ticks}{text}{ticks}"
+
+    return _PLACEHOLDER_INLINE.sub(inline, markdown)
+
+
+def tidy(markdown: str) -> str:
+    """Collapse blank-line runs, strip whitespace-only lines and the ends."""
+    markdown = _TRAILING_WS_BLANK.sub("", markdown)
+    markdown = _BLANK_RUNS.sub("\n\n", markdown)
+    return markdown.strip("\n") + "\n" if markdown.strip() else ""
+
+
+def html_to_markdown(html: str, converter: str = DEFAULT_CONVERTER) -> str:
+    """Convert an HTML fragment with the named converter (no preparation)."""
+    return _converter(converter)(html)
+
+
+def convert_region(
+    region: HtmlElement,
+    resolve: Callable[[str], str],
+    may_match: Callable[[str], bool] | None = None,
+    converter: str = DEFAULT_CONVERTER,
+) -> Converted:
+    """Prepare ``region`` (mutated) and convert it; markers for sections are left in.
+
+    ``resolve`` makes an href absolute (fragment kept); ``may_match`` may rule out
+    selectors that cannot match on this page (a speed-up only).
+    """
+    prepared = prepare(region, resolve, may_match)
+    html = lxml.etree.tostring(region, encoding="unicode", method="html", with_tail=False)
+    markdown = html_to_markdown(html, converter)
+    markdown = splice_code(tidy(markdown), prepared.codes)
+    return Converted(
+        markdown=markdown,
+        marks=tuple(prepared.marks),
+        headings=tuple(prepared.headings),
+        images=tuple(prepared.images),
+        h1=prepared.h1,
+    )

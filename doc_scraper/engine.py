@@ -1,0 +1,733 @@
+"""The only orchestrator: scheduler -> fetcher -> worker -> write/index -> frontier.
+
+``run_crawls`` builds the process-wide shared pieces (HTTP session, global and
+per-host limits, robots cache, process pool, index writer) and runs one
+``SiteCrawl`` per site inside a TaskGroup. A ``SiteCrawl``:
+
+1. lays out its folders (a fresh crawl builds in ``<key>.staging`` beside the
+   live output and state, and is swapped in only when it finishes);
+2. seeds the LevelDB frontier (start URLs, sitemaps; incremental runs start
+   from the start URLs and reach known pages through 304s' stored links);
+3. runs ``num_workers`` workers that claim URLs from the store, fetch them
+   (conditionally when validators are known), parse them in the process pool,
+   write Markdown + JSONL + index, and commit the page state together with the
+   newly found links in one store batch;
+4. finalises: prunes pages it can prove are gone, rewrites pages.jsonl (sorted,
+   one crawl_meta), llms.txt, commits the index generation and swaps folders.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import multiprocessing
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from doc_scraper.config.schema import Config, SiteConfig
+from doc_scraper.errors import (
+    BlockedError,
+    DocScraperError,
+    ExtractError,
+    FetchError,
+    HTTPStatusError,
+    StateError,
+    TooLargeError,
+)
+from doc_scraper.fetch.fetcher import Fetcher
+from doc_scraper.fetch.limits import HostLimits
+from doc_scraper.fetch.session import make_session
+from doc_scraper.frontier.robots import RobotsCache
+from doc_scraper.frontier.scope import Scope
+from doc_scraper.frontier.sitemaps import discover_sitemaps
+from doc_scraper.frontier.store import CrawlStore, PageState
+from doc_scraper.index.writer import IndexWriter
+from doc_scraper.models import (
+    CrawlProgress,
+    CrawlSummary,
+    ExtractOptions,
+    PageOutcome,
+    PageRecord,
+    ParsedPage,
+)
+from doc_scraper.stats import Stats
+from doc_scraper.urls import normalize_url, origin
+from doc_scraper.worker import parse_page
+from doc_scraper.write.files import relativize_links, write_page
+from doc_scraper.write.jsonl import PART_SUFFIX, JsonlAppender, finalize_jsonl
+from doc_scraper.write.llms_txt import write_llms_files
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+STAGING = ".staging"
+OLD = ".old"
+GONE_STATUSES = (404, 410)
+_PROGRESS_EVERY = 0.5  # seconds between progress callbacks
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def site_folder_name(key: str) -> str:
+    # Site keys are validated as [A-Za-z0-9][A-Za-z0-9_.-]*, safe as a folder name.
+    return key
+
+
+class Shared:
+    """Pieces every site in one process shares, so limits hold across sites."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.limits = HostLimits.from_config(config)
+        self.session = make_session(config)
+        self.fetcher = Fetcher.from_config(config, self.session, self.limits)
+        self.robots = RobotsCache(self.fetcher.fetch_bytes)
+        ctx = multiprocessing.get_context("spawn")
+        workers = max(1, min(os.cpu_count() or 1, 4))
+        self.pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+        self.index = IndexWriter.open(Path(config.state_dir) / "index.db")
+
+    async def close(self) -> None:
+        await self.index.close()
+        await self.session.close()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+async def run_crawls(
+    config: Config,
+    site_keys: list[str],
+    *,
+    mode: str = "full",
+    stop: asyncio.Event | None = None,
+    progress: Callable[[CrawlProgress], None] | None = None,
+) -> list[CrawlSummary]:
+    """Crawl ``site_keys`` concurrently; one summary per site, in the given order."""
+    unknown = [k for k in site_keys if k not in config.sites]
+    if unknown:
+        raise DocScraperError(
+            f"unknown site key(s): {', '.join(unknown)}; available: {', '.join(sorted(config.sites))}"
+        )
+    stop = stop or asyncio.Event()
+    Path(config.state_dir).mkdir(parents=True, exist_ok=True)
+    shared = Shared(config)
+    crawls = [SiteCrawl(config, config.sites[key], shared, mode, stop, progress) for key in site_keys]
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(crawl.run()) for crawl in crawls]
+    finally:
+        await shared.close()
+    return [task.result() for task in tasks]
+
+
+class SiteCrawl:
+    """One site's crawl from layout to finalisation."""
+
+    def __init__(
+        self,
+        config: Config,
+        site: SiteConfig,
+        shared: Shared,
+        mode: str,
+        stop: asyncio.Event,
+        progress: Callable[[CrawlProgress], None] | None,
+    ) -> None:
+        self.config = config
+        self.site = site
+        self.shared = shared
+        self.requested_mode = mode
+        self.mode = mode
+        self.stop = stop
+        self.progress_cb = progress
+        self.scope = Scope.from_site(site, config)
+        self.options = ExtractOptions(
+            content_selector=site.content_selector,
+            link_selectors=site.link_extraction_selectors,
+            respect_nofollow=site.respect_nofollow,
+        )
+        self.stats = Stats()
+        self.started_at = utc_now()
+        self.t0 = time.monotonic()
+        name = site_folder_name(site.key)
+        self.out_live = Path(config.output_base_dir) / name
+        self.state_live = Path(config.state_dir) / name
+        self.out_dir = self.out_live
+        self.state_path = self.state_live
+        self.staged = False
+        self._store_exec = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"store-{name}")
+        self.store: CrawlStore | None = None
+        self.appender: JsonlAppender | None = None
+        self.crawl_id = 0
+        self.run_no = 0
+        self.in_flight = 0
+        self.wakeup = asyncio.Event()
+        self.pages_done = 0
+        self.budget_hit = False
+        self.cut_short = False  # a limit stopped the crawl before it saw everything
+        self.pages_total = 0
+
+    # -- store thread -------------------------------------------------------
+    async def _db(self, fn: Callable[..., T], *args: Any) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._store_exec, fn, *args)
+
+    # -- 1. layout ----------------------------------------------------------
+    def _recover_swap(self) -> None:
+        """Finish or undo a swap that a crash interrupted."""
+        for live in (self.out_live, self.state_live):
+            old = live.with_name(live.name + OLD)
+            if old.exists():
+                if live.exists():
+                    shutil.rmtree(old, ignore_errors=True)
+                else:
+                    old.rename(live)
+
+    def _layout(self) -> None:
+        self._recover_swap()
+        out_staging = self.out_live.with_name(self.out_live.name + STAGING)
+        state_staging = self.state_live.with_name(self.state_live.name + STAGING)
+        mode = self.requested_mode
+        has_staging = state_staging.exists() and out_staging.exists()
+        if mode in ("resume", "incremental") and has_staging:
+            self.mode = "resume"
+            self.staged = True
+        elif mode in ("resume", "incremental") and self.state_live.exists():
+            self.mode = mode
+        else:
+            self.mode = "full"
+            self.staged = True
+            for path in (out_staging, state_staging):
+                if path.exists():
+                    shutil.rmtree(path)
+        if self.staged:
+            self.out_dir, self.state_path = out_staging, state_staging
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.state_path.parent.mkdir(parents=True, exist_ok=True)
+
+    # -- main ---------------------------------------------------------------
+    async def run(self) -> CrawlSummary:
+        try:
+            await asyncio.to_thread(self._layout)
+            self.store = await self._db(CrawlStore.open, self.state_path)
+        except (StateError, OSError) as exc:
+            self._store_exec.shutdown(wait=False)
+            return self._summary(ok=False, error=str(exc))
+        logger.info("crawl.started", extra={"site": self.site.key, "mode": self.mode, "output": str(self.out_live)})
+        error = ""
+        interrupted = False
+        try:
+            self.crawl_id = await self.shared.index.begin_crawl(
+                self.site.key, self.mode, self.started_at, fresh=self.mode == "full"
+            )
+            await self._seed()
+            self.appender = JsonlAppender(self._jsonl_path().with_name(self._jsonl_path().name + PART_SUFFIX))
+            timeout = self.config.global_crawl_timeout or None
+            try:
+                async with asyncio.timeout(timeout):
+                    await self._run_workers()
+            except TimeoutError:
+                error = f"global_crawl_timeout ({self.config.global_crawl_timeout:g}s) reached"
+                interrupted = True
+            interrupted = interrupted or self.stop.is_set()
+            return await self._finish(interrupted=interrupted, error=error)
+        except asyncio.CancelledError:
+            await asyncio.shield(self._flush())
+            raise
+        except DocScraperError as exc:
+            await self._flush()
+            return self._summary(ok=False, error=str(exc))
+        finally:
+            await self._close_store()
+
+    def _jsonl_path(self) -> Path:
+        # The JSONL is the source of llms.txt and of incremental finalisation, so it
+        # is always kept; with enable_jsonl_output: false it is a hidden file.
+        name = self.site.jsonl_output_filename
+        return self.out_dir / (name if self.site.enable_jsonl_output else "." + name)
+
+    async def _flush(self) -> None:
+        if self.appender is not None:
+            self.appender.close()
+            self.appender = None
+
+    async def _close_store(self) -> None:
+        if self.store is not None:
+            store, self.store = self.store, None
+            await self._db(store.close)
+        self._store_exec.shutdown(wait=True)
+
+    # -- 2. seeding ---------------------------------------------------------
+    async def _seed(self) -> None:
+        assert self.store is not None
+        store = self.store
+        if self.mode == "resume":
+            # Same run number: pages done before the interruption count as seen in this run.
+            self.run_no = store.run or await self._db(store.begin_run, "resume")
+            return
+        self.run_no = await self._db(store.begin_run, self.mode)
+        seeds: list[tuple[str, int]] = []
+        for url in self.site.start_urls:
+            norm = normalize_url(url, self.site.keep_query_params)
+            reason = self.scope.check(norm, 0)
+            if reason:
+                logger.warning("seed.out_of_scope", extra={"site": self.site.key, "url": url, "reason": reason})
+                continue
+            seeds.append((norm, 0))
+        if not seeds:
+            raise DocScraperError(
+                f"sites.{self.site.key}.start_urls: no start URL is inside allowed_domain "
+                f"{self.site.allowed_domain!r} and allowed_path_prefix {self.site.allowed_path_prefix!r}"
+            )
+        if self.mode == "incremental":
+            await self._db(store.reset_for_incremental, seeds)
+        else:
+            await self._db(store.add, seeds)
+        if self.site.use_sitemaps and (self.site.max_depth == 0 or self.site.max_depth > 1):
+            await self._seed_sitemaps()
+
+    async def _seed_sitemaps(self) -> None:
+        assert self.store is not None
+        start = self.site.start_urls[0]
+        try:
+            rules = await self.shared.robots.rules_for(start, self.site.user_agent)
+            declared = list(rules.sitemaps)
+            urls = await discover_sitemaps(
+                self.shared.fetcher.fetch_bytes, origin(start), declared, user_agent=self.site.user_agent
+            )
+        except (FetchError, OSError) as exc:
+            logger.info("sitemap.unavailable", extra={"site": self.site.key, "error": str(exc)})
+            return
+        items = []
+        for entry in urls:
+            norm = normalize_url(entry.url, self.site.keep_query_params)
+            if self.scope.check(norm, 1) is None:
+                items.append((norm, 1))
+        if items:
+            added = await self._db(self.store.add, items)
+            self.stats.inc("sitemap/urls", len(items))
+            logger.info("sitemap.seeded", extra={"site": self.site.key, "urls": len(items), "new": len(added)})
+
+    # -- 3. workers ---------------------------------------------------------
+    async def _run_workers(self) -> None:
+        buffer: list[tuple[str, int]] = []
+        lock = asyncio.Lock()
+        done = asyncio.Event()
+
+        async def next_url() -> tuple[str, int] | None:
+            assert self.store is not None
+            while True:
+                if self.stop.is_set() or self.budget_hit:
+                    return None
+                async with lock:
+                    if not buffer:
+                        batch = await self._db(self.store.claim, max(4, self.config.num_workers * 2))
+                        buffer.extend(reversed(batch))
+                    if buffer:
+                        self.in_flight += 1
+                        return buffer.pop()
+                    if self.in_flight == 0:
+                        done.set()
+                        return None
+                    self.wakeup.clear()
+                # Others are still working: they may add links. Wait for one to finish.
+                waiter = asyncio.ensure_future(self.wakeup.wait())
+                stopper = asyncio.ensure_future(self.stop.wait())
+                try:
+                    await asyncio.wait({waiter, stopper}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    waiter.cancel()
+                    stopper.cancel()
+                if done.is_set():
+                    return None
+
+        async def worker() -> None:
+            while (item := await next_url()) is not None:
+                url, depth = item
+                try:
+                    await self._process(url, depth)
+                finally:
+                    self.in_flight -= 1
+                    self.pages_done += 1
+                    self.wakeup.set()
+
+        ticker = asyncio.create_task(self._tick())
+        try:
+            async with asyncio.TaskGroup() as group:
+                for _ in range(max(1, self.config.num_workers)):
+                    group.create_task(worker())
+        finally:
+            ticker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await ticker
+            self._report_progress()
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(_PROGRESS_EVERY)
+            self._report_progress()
+
+    def _report_progress(self) -> None:
+        if self.progress_cb is None or self.store is None:
+            return
+        try:
+            queued = self.store.queued_count()
+        except Exception:  # the store may be mid-close; progress is best effort
+            queued = 0
+        self.progress_cb(
+            CrawlProgress(
+                site_key=self.site.key,
+                pages_done=self.pages_done,
+                pages_queued=queued,
+                pages_failed=self.stats.get("outcome/failed"),
+                elapsed_s=time.monotonic() - self.t0,
+            )
+        )
+
+    # -- one page -----------------------------------------------------------
+    async def _process(self, url: str, depth: int) -> None:
+        timeout = self.config.per_page_timeout or None
+        try:
+            async with asyncio.timeout(timeout):
+                outcome = await self._process_page(url, depth)
+        except TimeoutError:
+            outcome = PageOutcome(url, "failed", depth, error="per_page_timeout")
+            await self._complete(url, depth, status="failed", error="per_page_timeout")
+        except (DocScraperError, OSError, ValueError) as exc:
+            logger.warning("page.error", extra={"site": self.site.key, "url": url, "error": str(exc)})
+            outcome = PageOutcome(url, "failed", depth, error=type(exc).__name__)
+            await self._complete(url, depth, status="failed", error=type(exc).__name__)
+        except Exception as exc:
+            # A bug (ours or a library's) on one page must not stop the crawl: log it loudly.
+            logger.error("page.crashed", exc_info=True, extra={"site": self.site.key, "url": url})
+            outcome = PageOutcome(url, "failed", depth, error=type(exc).__name__)
+            await self._complete(url, depth, status="failed", error=f"crash_{type(exc).__name__}")
+        self.stats.inc(f"outcome/{outcome.kind}")
+        if outcome.error:
+            self.stats.inc(f"error/{outcome.error}")
+        if self.site.max_pages and self.stats.get("fetch/pages") >= self.site.max_pages:
+            if not self.budget_hit:
+                logger.warning("crawl.budget_reached", extra={"site": self.site.key, "max_pages": self.site.max_pages})
+            self.budget_hit = True
+            self.cut_short = True
+
+    async def _complete(
+        self,
+        url: str,
+        depth: int,
+        *,
+        status: str,
+        error: str = "",
+        prior: PageState | None = None,
+        links: tuple[str, ...] = (),
+        new_links: list[tuple[str, int]] | None = None,
+        **fields: Any,
+    ) -> None:
+        assert self.store is not None
+        base = prior or PageState(url=url, status=status, depth=depth)
+        state = replace(
+            base, url=url, status=status, error=error, depth=depth, links=links or base.links,
+            fetched_at=utc_now(), crawl_run=self.run_no, **fields,
+        )
+        await self._db(self.store.complete, url, state, new_links or [])
+
+    def _follow(self, links: tuple[str, ...], depth: int) -> list[tuple[str, int]]:
+        """In-scope links one level down, normalised; depth-limit skips are counted."""
+        child = depth + 1
+        out: list[tuple[str, int]] = []
+        seen: set[str] = set()
+        for link in links:
+            norm = normalize_url(link, self.site.keep_query_params)
+            if norm in seen:
+                continue
+            seen.add(norm)
+            reason = self.scope.check(norm, child)
+            if reason is None:
+                out.append((norm, child))
+            elif reason == "depth":
+                self.cut_short = True
+                self.stats.inc("skipped/depth")
+            elif reason in ("url_length", "path_depth", "repetition"):
+                self.stats.inc(f"skipped/trap_{reason}")
+        return out
+
+    async def _process_page(self, url: str, depth: int) -> PageOutcome:
+        assert self.store is not None
+        site = self.site
+        prior = await self._db(self.store.get, url)
+        reason = self.scope.check(url, depth)
+        if reason:
+            self.stats.inc(f"skipped/{reason}")
+            await self._complete(url, depth, status="skipped", error=f"scope_{reason}", prior=prior)
+            return PageOutcome(url, "skipped", depth, error=f"scope_{reason}")
+        rules = await self.shared.robots.rules_for(url, site.user_agent)
+        if not rules.can_fetch(url, site.user_agent):
+            self.stats.inc("skipped/robots")
+            await self._complete(url, depth, status="skipped", error="robots", prior=prior)
+            return PageOutcome(url, "skipped", depth, error="robots")
+        host_delay = max(site.delay_per_host, rules.crawl_delay(site.user_agent) or 0.0)
+        known_ok = prior is not None and prior.status in ("ok", "not_modified") and self.mode != "full"
+        self.stats.inc("fetch/pages")
+        try:
+            result = await self.shared.fetcher.fetch(
+                url,
+                user_agent=site.user_agent,
+                delay=host_delay,
+                etag=(prior.etag or None) if known_ok and prior else None,
+                last_modified=(prior.last_modified or None) if known_ok and prior else None,
+                max_bytes=self.config.max_page_size_bytes,
+                check_redirect=lambda target: self.scope.check_target(normalize_url(target, site.keep_query_params)),
+            )
+        except HTTPStatusError as exc:
+            self.stats.inc(f"fetch/status/{exc.status}")
+            if exc.status in GONE_STATUSES:
+                await self._remove_known(url, prior)
+                await self._complete(url, depth, status="gone", error=f"HTTP_{exc.status}", prior=prior,
+                                     http_status=exc.status)
+                logger.warning("page.not_found", extra={"site": site.key, "url": url, "status": exc.status})
+                # A broken link is reported, but it is not a fetch failure: it does not block pruning.
+                was_page = prior is not None and prior.status in ("ok", "not_modified") and bool(prior.output_path)
+                return PageOutcome(url, "removed" if was_page else "broken", depth, exc.status,
+                                   error=f"HTTP_{exc.status}")
+            await self._complete(url, depth, status="failed", error=f"HTTP_{exc.status}", prior=prior,
+                                 http_status=exc.status)
+            logger.warning("page.failed", extra={"site": site.key, "url": url, "status": exc.status})
+            return PageOutcome(url, "failed", depth, exc.status, error=f"HTTP_{exc.status}")
+        except BlockedError as exc:
+            self.stats.inc(f"skipped/{exc.reason}")
+            await self._complete(url, depth, status="skipped", error=exc.reason, prior=prior)
+            return PageOutcome(url, "skipped", depth, error=exc.reason)
+        except TooLargeError:
+            self.stats.inc("skipped/too_large")
+            await self._complete(url, depth, status="skipped", error="too_large", prior=prior)
+            return PageOutcome(url, "skipped", depth, error="too_large")
+        except FetchError as exc:
+            kind = type(exc).__name__
+            logger.warning("page.failed", extra={"site": site.key, "url": url, "error": str(exc)})
+            await self._complete(url, depth, status="failed", error=kind, prior=prior)
+            return PageOutcome(url, "failed", depth, error=kind)
+        self.stats.inc("fetch/retries", max(0, result.attempts - 1))
+        self.stats.inc(f"fetch/status/{result.status}")
+
+        if result.status == 304 and prior is not None:
+            new_links = self._follow(prior.links, depth)
+            await self._complete(url, depth, status="ok", prior=prior, new_links=new_links)
+            await self.shared.index.touch_page(self.crawl_id, site.key, url, utc_now())
+            return PageOutcome(url, "not_modified", depth, 304)
+
+        final = normalize_url(result.final_url, site.keep_query_params)
+        if final != url:
+            # The redirect target is the page's real address; count it once.
+            claimed = await self._db(self._claim_alias, final, depth)
+            if not claimed:
+                await self._complete(url, depth, status="skipped", error="duplicate_redirect", prior=prior)
+                return PageOutcome(url, "skipped", depth, error="duplicate_redirect")
+        if not _is_html(result.content_type):
+            self.stats.inc("skipped/non_html")
+            await self._complete(url, depth, status="skipped", error="non_html", prior=prior)
+            return PageOutcome(url, "skipped", depth, error="non_html")
+
+        loop = asyncio.get_running_loop()
+        try:
+            parsed: ParsedPage = await loop.run_in_executor(
+                self.shared.pool, parse_page, result.body, final, self.options, result.charset
+            )
+        except ExtractError as exc:
+            await self._complete(url, depth, status="failed", error="extract", prior=prior)
+            logger.warning("page.extract_failed", extra={"site": site.key, "url": url, "error": str(exc)})
+            return PageOutcome(url, "failed", depth, error="extract")
+        new_links = self._follow(parsed.links, depth)
+        validators = {"etag": result.headers.get("etag", ""),
+                      "last_modified": result.headers.get("last-modified", ""), "http_status": result.status}
+        if parsed.needs_javascript:
+            self.stats.inc("outcome_js/shell")
+            logger.warning("page.needs_javascript",
+                           extra={"site": site.key, "url": final, "framework": parsed.detection.framework})
+            await self._complete(url, depth, status="shell", error="needs_javascript", prior=prior,
+                                 links=parsed.links, new_links=new_links, **validators)
+            return PageOutcome(url, "shell", depth, result.status, error="needs_javascript")
+
+        relpath = self.scope.relpath(final)
+        if relpath is None:
+            await self._complete(url, depth, status="skipped", error="unmappable", prior=prior)
+            return PageOutcome(url, "skipped", depth, error="unmappable")
+        unchanged = (
+            prior is not None
+            and prior.content_hash == parsed.content_hash
+            and prior.output_path == relpath
+            and (self.out_dir / relpath).exists()
+        )
+        fields = {"content_hash": parsed.content_hash, "output_path": relpath, "title": parsed.title,
+                  **validators}
+        if unchanged:
+            await self._complete(url, depth, status="ok", prior=prior, links=parsed.links,
+                                 new_links=new_links, **fields)
+            await self.shared.index.touch_page(self.crawl_id, site.key, final, utc_now())
+            return PageOutcome(url, "unchanged", depth, result.status)
+
+        record = PageRecord(
+            url=final, title=parsed.title, content=parsed.markdown, content_hash=parsed.content_hash,
+            crawled_at=utc_now(), depth=depth, headings=parsed.headings, links=parsed.links,
+            images=parsed.images, path=relpath,
+        )
+        await asyncio.to_thread(self._write_files, record)
+        await self.shared.index.upsert_page(self.crawl_id, site.key, record, parsed.sections)
+        await self._complete(url, depth, status="ok", prior=prior, links=parsed.links,
+                             new_links=new_links, **fields)
+        kind = "changed" if prior is not None and prior.status in ("ok", "not_modified") and prior.content_hash else "added"
+        logger.debug("page.written", extra={"site": site.key, "url": final, "path": relpath})
+        return PageOutcome(url, kind, depth, result.status)
+
+    def _claim_alias(self, final: str, depth: int) -> bool:
+        """On the store thread: True if ``final`` was not seen before (now it is)."""
+        assert self.store is not None
+        if self.store.seen(final):
+            state = self.store.get(final)
+            # Seen but never processed (queued): take it over, drop its queue entry.
+            if state is None:
+                self.store.complete(final, self._alias_state(final, depth), [])
+                return True
+            # Processed in an earlier run (incremental): ours again; in this run: a duplicate.
+            return state.crawl_run != self.run_no
+        self.store.complete(final, self._alias_state(final, depth), [])
+        return True
+
+    def _alias_state(self, final: str, depth: int) -> PageState:
+        # The target of a redirect: its content is recorded under the URL that redirected.
+        return PageState(url=final, status="skipped", error="alias", depth=depth, crawl_run=self.run_no,
+                         fetched_at=utc_now())
+
+    def _write_files(self, record: PageRecord) -> None:
+        body = relativize_links(record.content, record.path, self.scope.relpath)
+        write_page(self.out_dir, record, body)
+        if self.appender is not None:
+            self.appender.append(record)
+
+    async def _remove_known(self, url: str, prior: PageState | None) -> None:
+        """A page that now answers 404/410 leaves the output and the index."""
+        if prior is None or not prior.output_path:
+            return
+        with contextlib.suppress(FileNotFoundError):
+            (self.out_dir / prior.output_path).unlink()
+        await self.shared.index.remove_pages(self.crawl_id, self.site.key, [url])
+
+    # -- 4. finish ----------------------------------------------------------
+    def _can_prune(self) -> bool:
+        """Pruning needs a crawl that saw everything it would normally see."""
+        return not (
+            self.stop.is_set()
+            or self.cut_short
+            or self.stats.get("outcome/failed") > 0
+            or self.stats.get("skipped/robots") > 0
+        )
+
+    def _collect(self, prune: bool) -> tuple[list[str], list[tuple[str, str]]]:
+        """On the store thread: URLs to keep (sorted) and (url, path) pairs to prune."""
+        assert self.store is not None
+        keep: list[str] = []
+        gone: list[tuple[str, str]] = []
+        for state in self.store.iter_states():
+            if state.status not in ("ok", "not_modified") or not state.output_path:
+                continue
+            if prune and state.crawl_run != self.run_no:
+                gone.append((state.url, state.output_path))
+                self.store.complete(state.url, replace(state, status="gone", error="pruned"), [])
+                continue
+            keep.append(state.url)
+        return keep, gone
+
+    async def _finish(self, *, interrupted: bool, error: str) -> CrawlSummary:
+        assert self.store is not None
+        await self._flush()
+        if interrupted:
+            await self.shared.index.finish_crawl(self.crawl_id, utc_now(), self._counts(), commit=False,
+                                                 retention=self.config.crawl_history_retention)
+            logger.warning(
+                "crawl.interrupted",
+                extra={"site": self.site.key, "resume": f"doc-scraper crawl -site {self.site.key} -resume"},
+            )
+            return self._summary(ok=False, interrupted=True, error=error or "interrupted")
+        prune = self.mode != "full" and self._can_prune()
+        keep, gone = await self._db(self._collect, prune)
+        if self.mode == "full" and not keep:
+            await self.shared.index.finish_crawl(self.crawl_id, utc_now(), self._counts(), commit=False,
+                                                 retention=self.config.crawl_history_retention)
+            return self._summary(ok=False, error="crawl completed with zero successful pages; "
+                                 "check start_urls, scope and the logs above")
+        for _url, path in gone:
+            with contextlib.suppress(FileNotFoundError):
+                (self.out_dir / path).unlink()
+        if gone:
+            await self.shared.index.remove_pages(self.crawl_id, self.site.key, [u for u, _ in gone])
+            self.stats.inc("outcome/pruned", len(gone))
+        ended = utc_now()
+        jsonl = self._jsonl_path()
+        part = jsonl.with_name(jsonl.name + PART_SUFFIX)
+        meta = {"site_key": self.site.key, "allowed_domain": self.site.allowed_domain,
+                "crawl_started_at": self.started_at, "crawl_ended_at": ended, "mode": self.mode,
+                **{k: v for k, v in self._counts().items() if k != "pages"}}
+        pages = await asyncio.to_thread(finalize_jsonl, jsonl, [jsonl, part], keep, meta)
+        part.unlink(missing_ok=True)
+        await asyncio.to_thread(write_llms_files, self.out_dir, jsonl, self.site.key, self.site.allowed_domain)
+        self.pages_total = pages
+        await self._db(self.store.finish_run, "complete")
+        await self.shared.index.finish_crawl(self.crawl_id, ended, self._counts(), commit=True,
+                                             retention=self.config.crawl_history_retention)
+        if self.staged:
+            await self._close_store()
+            await asyncio.to_thread(self._swap)
+        summary = self._summary(ok=True, ended_at=ended)
+        logger.info("crawl.finished", extra={"site": self.site.key, **self._counts(),
+                                             "seconds": round(summary.duration_s, 2)})
+        return summary
+
+    def _swap(self) -> None:
+        """Staging -> live for output and state, with .old as the crash-safe middle step."""
+        for live, staging in ((self.state_live, self.state_path), (self.out_live, self.out_dir)):
+            old = live.with_name(live.name + OLD)
+            if old.exists():
+                shutil.rmtree(old)
+            if live.exists():
+                live.rename(old)
+            staging.rename(live)
+            if old.exists():
+                shutil.rmtree(old)
+        self.out_dir, self.state_path = self.out_live, self.state_live
+
+    def _counts(self) -> dict[str, int]:
+        s = self.stats
+        return {
+            "pages": self.pages_total,
+            "added": s.get("outcome/added"),
+            "changed": s.get("outcome/changed"),
+            "unchanged": s.get("outcome/unchanged") + s.get("outcome/not_modified"),
+            "removed": s.get("outcome/removed") + s.get("outcome/pruned"),
+            "failed": s.get("outcome/failed") + s.get("outcome/broken"),
+            "retries": s.get("fetch/retries"),
+            "needs_javascript": s.get("outcome/shell"),
+        }
+
+    def _summary(self, *, ok: bool, error: str = "", interrupted: bool = False, ended_at: str = "") -> CrawlSummary:
+        c = self._counts()
+        return CrawlSummary(
+            site_key=self.site.key, ok=ok, mode=self.mode, started_at=self.started_at,
+            ended_at=ended_at or utc_now(), pages=c["pages"], added=c["added"], changed=c["changed"],
+            unchanged=c["unchanged"], removed=c["removed"], failed=c["failed"], retries=c["retries"],
+            needs_javascript=c["needs_javascript"], skipped=self.stats.prefixed("skipped"),
+            duration_s=time.monotonic() - self.t0, interrupted=interrupted, error=error,
+            output_dir=str(self.out_live),
+        )
+
+
+def _is_html(content_type: str) -> bool:
+    ct = content_type.split(";", 1)[0].strip().lower()
+    return ct in ("text/html", "application/xhtml+xml", "")

@@ -1,0 +1,182 @@
+"""Outgoing links, canonical URL, base URL and robots meta of a parsed page."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from urllib.parse import urldefrag, urljoin, urlsplit
+
+from doc_scraper.extract.detect import css
+
+if TYPE_CHECKING:
+    from lxml.etree import _Element as HtmlElement
+
+_SCHEMES = ("http", "https")
+
+
+def base_url(doc: HtmlElement, url: str) -> str:
+    """The URL relative links resolve against: <base href> if present, else the page URL."""
+    head = doc.find("head")
+    for base in (head if head is not None else doc).iter("base"):
+        href = (base.get("href") or "").strip()
+        if href:
+            return urljoin(url, href)
+        break
+    return url
+
+
+_UNSAFE = frozenset(" \t\n\r\\%")
+
+
+def _remove_dot_segments(path: str) -> str:
+    """RFC 3986 5.2.4 on an absolute path."""
+    if "/." not in path:
+        return path
+    segments = path.split("/")
+    out: list[str] = []
+    last = len(segments) - 1
+    for i, seg in enumerate(segments):
+        if seg == ".":
+            if i == last:
+                out.append("")
+            continue
+        if seg == "..":
+            if len(out) > 1:
+                out.pop()
+            if i == last:
+                out.append("")
+            continue
+        out.append(seg)
+    joined = "/".join(out)
+    return joined if joined.startswith("/") else "/" + joined
+
+
+class Resolver:
+    """Resolves hrefs against one base URL, faster than ``urljoin`` for the common shapes."""
+
+    __slots__ = ("_cache", "base", "dir", "origin", "path", "query", "scheme")
+
+    def __init__(self, base: str) -> None:
+        parts = urlsplit(base)
+        self.base = base
+        self.scheme = parts.scheme.lower()
+        self.origin = f"{self.scheme}://{parts.netloc}"
+        self.path = parts.path or "/"
+        self.query = parts.query
+        self.dir = self.path[: self.path.rfind("/") + 1]
+        self._cache: dict[str, str] = {}
+
+    def absolute(self, href: str) -> str:
+        """``href`` made absolute, fragment kept; other schemes (mailto:) returned as they are."""
+        cached = self._cache.get(href)
+        if cached is None:
+            cached = self._cache[href] = self._join(href.strip())
+        return cached
+
+    def _join(self, href: str) -> str:
+        if not href:
+            return urldefrag(self.base).url
+        if self.scheme not in _SCHEMES or not _UNSAFE.isdisjoint(href):
+            return self._slow(href)
+        colon = href.find(":")
+        if colon > 0:
+            stop = min((p for p in (href.find("/"), href.find("?"), href.find("#")) if p >= 0), default=len(href))
+            if colon < stop:
+                scheme = href[:colon].lower()
+                if scheme in _SCHEMES and href[colon + 1 : colon + 3] == "//":
+                    return scheme + href[colon:]
+                if scheme in _SCHEMES:
+                    return self._slow(href)
+                return href
+        if href.startswith("//"):
+            return f"{self.scheme}:{href}"
+        rest, hash_, fragment = href.partition("#")
+        path, qmark, query = rest.partition("?")
+        if path.startswith("/"):
+            full = path
+        elif not path:
+            full = self.path
+            if not qmark and self.query:
+                qmark, query = "?", self.query
+        else:
+            full = self.dir + path
+        url = self.origin + _remove_dot_segments(full)
+        if qmark:
+            url += "?" + query
+        if hash_:
+            url += "#" + fragment
+        return url
+
+    def _slow(self, href: str) -> str:
+        try:
+            return urljoin(self.base, href)
+        except ValueError:
+            return href
+
+    def link(self, href: str) -> str | None:
+        """Absolute http(s) URL without fragment, or None for other schemes and junk."""
+        absolute = self.absolute(href)
+        if not absolute.startswith(("http://", "https://")):
+            return None
+        hash_at = absolute.find("#")
+        if hash_at >= 0:
+            absolute = absolute[:hash_at]
+        host = absolute[absolute.find("://") + 3 :]
+        if not host or host[0] in "/?#":
+            return None
+        return absolute
+
+
+def resolve_href(base: str, href: str) -> str | None:
+    """Absolute http(s) URL without fragment, or None for other schemes and junk."""
+    return Resolver(base).link(href)
+
+
+def extract_links(
+    doc: HtmlElement,
+    resolver: Resolver,
+    selectors: tuple[str, ...] = (),
+    respect_nofollow: bool = False,
+) -> tuple[str, ...]:
+    """Every a[href] inside ``selectors`` (whole body when empty), absolute, de-duplicated in order."""
+    if selectors:
+        roots: list[HtmlElement] = []
+        for sel in selectors:
+            roots.extend(css(sel)(doc))
+    else:
+        body = doc.find("body")
+        roots = [body if body is not None else doc]
+    seen: dict[str, None] = {}
+    for root in roots:
+        for a in root.iter("a"):
+            href = a.get("href")
+            if href is None:
+                continue
+            if respect_nofollow and "nofollow" in (a.get("rel") or "").lower().split():
+                continue
+            target = resolver.link(href)
+            if target is not None and target not in seen:
+                seen[target] = None
+    return tuple(seen)
+
+
+def canonical_url(doc: HtmlElement, resolver: Resolver) -> str | None:
+    """The <link rel=canonical> target, absolute."""
+    head = doc.find("head")
+    for link in (head if head is not None else doc).iter("link"):
+        if "canonical" in (link.get("rel") or "").lower().split():
+            href = link.get("href")
+            if href:
+                return resolver.link(href)
+    return None
+
+
+def is_noindex(doc: HtmlElement) -> bool:
+    """True when a robots meta tag says noindex (or none)."""
+    head = doc.find("head")
+    for meta in (head if head is not None else doc).iter("meta"):
+        if (meta.get("name") or "").lower() in ("robots", "googlebot"):
+            content = (meta.get("content") or "").lower().replace(" ", "")
+            values = set(content.split(","))
+            if "noindex" in values or "none" in values:
+                return True
+    return False

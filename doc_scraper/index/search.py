@@ -1,0 +1,251 @@
+"""Section search: FTS5 candidates re-scored in Python.
+
+Two stages. ``search_sql`` builds the candidate query: bm25 over the live
+generation's sections, weighted towards page title and heading path, top
+``CANDIDATES`` rows. ``search`` runs it, adds sections whose identifiers match
+the query exactly, and re-scores every candidate with what bm25 cannot see:
+how many distinct query terms a section covers, whether its own heading or
+anchor names the query's identifier, and how well its page as a whole matches.
+Then it keeps the best section per page and asks FTS5 for snippets of the
+winners only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import apsw
+
+from doc_scraper.errors import SearchError
+from doc_scraper.index.query import ParsedQuery, parse_query
+
+if TYPE_CHECKING:
+    pass
+
+logger = logging.getLogger(__name__)
+
+CANDIDATES = 300
+PREFILTER_FACTOR = 2  # FTS5 rows ranked before the joins, per candidate wanted
+MAX_LIMIT = 100
+# bm25 column weights: title, heading_text, text, identifiers
+BM25_WEIGHTS = (6.0, 4.0, 1.0, 1.5)
+SNIPPET_TOKENS = 16
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """One hit: a section of a page."""
+
+    site_key: str
+    url: str  # the page URL, without fragment
+    anchor: str  # "" = page top
+    title: str  # the page title
+    heading_path: tuple[str, ...]
+    snippet: str  # matches marked [like this]
+    score: float  # higher is better
+    crawled_at: str
+
+
+@dataclass(slots=True)
+class _Candidate:
+    section_id: int
+    site_key: str
+    url: str
+    anchor: str
+    title: str
+    heading_path: str
+    level: int
+    crawled_at: str
+    bm25: float = 0.0  # positive, higher is better
+    ident: int = 0  # 2: defines a query identifier, 1: mentions one
+    length: int = 0  # characters of text
+    terms: list[int] = field(default_factory=list)  # per query term: bits 1 anywhere, 2 heading path, 4 page title
+    score: float = 0.0
+
+
+def search_sql(*, limit: int) -> str:
+    """Stage 1: the best ``limit`` sections matching ``?1`` by weighted bm25 (FTS5 only, no joins)."""
+    weights = ", ".join(f"{w:g}" for w in BM25_WEIGHTS)
+    return (f"SELECT rowid, bm25(sections_fts, {weights}) AS rank_score FROM sections_fts"
+            f" WHERE sections_fts MATCH ? ORDER BY rank_score LIMIT {int(limit)}")
+
+
+def sections_sql(*, site_filter: bool) -> str:
+    """Stage 2: metadata of the candidate sections (JSON id list ``?1``) in live generations."""
+    where = " AND p.site_key = ?2" if site_filter else ""
+    return ("SELECT s.id, p.site_key, p.url, s.anchor, p.title, s.heading_path, s.level, p.crawled_at,"
+            " length(s.text) FROM sections s JOIN pages p ON p.id = s.page_id"
+            " JOIN sites st ON st.site_key = p.site_key AND st.live_generation = p.generation"
+            f" WHERE s.id IN (SELECT value FROM json_each(?1)){where}")
+
+
+def search(conn: apsw.Connection, query: str, *, site_key: str | None = None, limit: int = 10,
+           one_per_page: bool = True) -> list[SearchResult]:
+    """Run ``query`` against the live index; never raises for odd query text."""
+    limit = max(1, min(int(limit), MAX_LIMIT))
+    parsed = parse_query(query)
+    if not parsed.terms and not parsed.identifiers:
+        return []
+    match = parsed.match
+    try:
+        candidates = _fts_candidates(conn, match, site_key)
+    except apsw.SQLError:
+        if not parsed.fallback:
+            return []
+        match = parsed.fallback  # the user's FTS5 syntax was invalid: search its words instead
+        candidates = _fts_candidates(conn, match, site_key)
+    _add_identifier_candidates(conn, parsed, site_key, candidates)
+    if not candidates:
+        return []
+    weights = _term_info(conn, parsed, candidates)
+    ranked = _rescore(weights, list(candidates.values()))
+    chosen: list[_Candidate] = []
+    pages_seen: set[tuple[str, str]] = set()
+    for cand in ranked:
+        page = (cand.site_key, cand.url)
+        if one_per_page and page in pages_seen:
+            continue
+        pages_seen.add(page)
+        chosen.append(cand)
+        if len(chosen) >= limit:
+            break
+    snippets = _snippets(conn, match, [c.section_id for c in chosen])
+    return [
+        SearchResult(site_key=c.site_key, url=c.url, anchor=c.anchor, title=c.title,
+                     heading_path=_path(c.heading_path), snippet=snippets.get(c.section_id, ""),
+                     score=round(c.score, 4), crawled_at=c.crawled_at)
+        for c in chosen
+    ]
+
+
+def _fts_candidates(conn: apsw.Connection, match: str, site_key: str | None) -> dict[int, _Candidate]:
+    if not match:
+        return {}
+    fetch = CANDIDATES * PREFILTER_FACTOR
+    ranked = conn.execute(search_sql(limit=fetch), (match,)).fetchall()
+    if len(ranked) == fetch and _foreign_share(conn, site_key) > 0.5:
+        # Most indexed rows belong to other sites or a staging generation: rank them all.
+        ranked = conn.execute(search_sql(limit=1_000_000), (match,)).fetchall()
+    bm25 = {int(r[0]): -float(r[1]) for r in ranked}
+    params: tuple[Any, ...] = (json.dumps(list(bm25)), site_key) if site_key else (json.dumps(list(bm25)),)
+    out: dict[int, _Candidate] = {}
+    for row in conn.execute(sections_sql(site_filter=bool(site_key)), params):
+        out[row[0]] = _Candidate(section_id=row[0], site_key=row[1], url=row[2], anchor=row[3], title=row[4],
+                                 heading_path=row[5], level=row[6], crawled_at=row[7], bm25=bm25[row[0]],
+                                 length=row[8])
+    if len(out) > CANDIDATES:
+        keep = sorted(out.values(), key=lambda c: -c.bm25)[:CANDIDATES]
+        out = {c.section_id: c for c in keep}
+    return out
+
+
+def _foreign_share(conn: apsw.Connection, site_key: str | None) -> float:
+    """Share of indexed sections outside the searched live generation(s)."""
+    row = conn.execute(
+        "SELECT count(*), sum(CASE WHEN st.site_key IS NOT NULL AND (?1 IS NULL OR p.site_key = ?1)"
+        " THEN 1 ELSE 0 END) FROM pages p LEFT JOIN sites st ON st.site_key = p.site_key"
+        " AND st.live_generation = p.generation", (site_key,)).fetchone()
+    total, ours = (int(row[0] or 0), int(row[1] or 0)) if row else (0, 0)
+    return 1.0 - ours / total if total else 0.0
+
+
+def _add_identifier_candidates(conn: apsw.Connection, parsed: ParsedQuery, site_key: str | None,
+                               candidates: dict[int, _Candidate]) -> None:
+    if not parsed.identifiers:
+        return
+    marks = ", ".join("?" for _ in parsed.identifiers)
+    where = " AND p.site_key = ?" if site_key else ""
+    params: tuple[Any, ...] = (*parsed.identifiers, site_key) if site_key else tuple(parsed.identifiers)
+    sql = (f"SELECT s.id, p.site_key, p.url, s.anchor, p.title, s.heading_path, s.level, p.crawled_at,"
+           f" max(i.strength), length(s.text) FROM section_idents i JOIN sections s ON s.id = i.section_id"
+           f" JOIN pages p ON p.id = s.page_id"
+           f" JOIN sites st ON st.site_key = p.site_key AND st.live_generation = p.generation"
+           f" WHERE i.ident IN ({marks}){where} GROUP BY s.id ORDER BY max(i.strength) DESC LIMIT {CANDIDATES}")
+    for row in conn.execute(sql, params):
+        cand = candidates.get(row[0])
+        if cand is None:
+            cand = _Candidate(section_id=row[0], site_key=row[1], url=row[2], anchor=row[3], title=row[4],
+                              heading_path=row[5], level=row[6], crawled_at=row[7], length=row[9])
+            candidates[row[0]] = cand
+        cand.ident = max(cand.ident, int(row[8]))
+
+
+def _term_info(conn: apsw.Connection, parsed: ParsedQuery, candidates: dict[int, _Candidate]) -> list[float]:
+    """Which query terms each candidate contains (anywhere, and in its headings); returns term weights.
+
+    One FTS5 lookup per term over the whole index is far cheaper than asking
+    FTS5 about each candidate row. Weights are idf-like: rare terms count more.
+    """
+    total_row = conn.execute("SELECT count(*) FROM sections").fetchone()
+    total = max(1, int(total_row[0]) if total_row else 1)
+    weights: list[float] = []
+    for cand in candidates.values():
+        cand.terms = [0] * len(parsed.terms)
+    for i, term in enumerate(parsed.terms):
+        quoted = '"' + term.replace('"', '""') + '"'
+        anywhere = {r[0] for r in conn.execute("SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?",
+                                               (quoted,))}
+        heading = {r[0] for r in conn.execute("SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?",
+                                              ("{heading_text}: " + quoted,))}
+        title = {r[0] for r in conn.execute("SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?",
+                                            ("{title}: " + quoted,))}
+        weights.append(math.log(1 + total / (1 + len(anywhere))))
+        for sid, cand in candidates.items():
+            cand.terms[i] = (sid in anywhere) | (sid in heading) << 1 | (sid in title) << 2
+    return weights
+
+
+def _rescore(weights: list[float], cands: list[_Candidate]) -> list[_Candidate]:
+    top_bm25 = max((c.bm25 for c in cands), default=0.0) or 1.0
+    total_weight = sum(weights) or 1.0
+    for cand in cands:
+        coverage = sum(w for w, t in zip(weights, cand.terms, strict=False) if t) / total_weight
+        heading_cov = sum(w for w, t in zip(weights, cand.terms, strict=False) if t & 6) / total_weight
+        score = cand.bm25 / top_bm25 + 1.0 * coverage + 0.5 * heading_cov
+        if cand.ident == 2:
+            score += 1.0
+        elif cand.ident == 1:
+            score += 0.2
+        cand.score = score
+    # Page-level evidence: pages with several matching sections are more likely about the query.
+    page_count: dict[tuple[str, str], int] = {}
+    for cand in cands:
+        key = (cand.site_key, cand.url)
+        page_count[key] = page_count.get(key, 0) + 1
+    for cand in cands:
+        cand.score += 0.05 * math.log1p(page_count[(cand.site_key, cand.url)])
+    return sorted(cands, key=lambda c: -c.score)
+
+
+def _snippets(conn: apsw.Connection, match: str, ids: list[int]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    sql = (f"SELECT snippet(sections_fts, 2, '[', ']', '...', {SNIPPET_TOKENS}) FROM sections_fts"
+           " WHERE sections_fts MATCH ? AND rowid = ?")
+    for sid in ids:
+        row = conn.execute(sql, (match, sid)).fetchone()
+        if row and str(row[0]).strip() and "[" in str(row[0]):
+            out[sid] = " ".join(str(row[0]).split())
+            continue
+        text = conn.execute("SELECT substr(text, 1, 240) FROM sections WHERE id = ?", (sid,)).fetchone()
+        out[sid] = " ".join(str(text[0]).split()) if text else ""
+    return out
+
+
+def _path(heading_json: str) -> tuple[str, ...]:
+    try:
+        value = json.loads(heading_json)
+    except ValueError:
+        return ()
+    return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+
+def check_query(query: str) -> ParsedQuery:
+    """Parse a query and refuse one without searchable terms (for front ends that want an error)."""
+    parsed = parse_query(query)
+    if not parsed.terms and not parsed.identifiers:
+        raise SearchError(f"the query {query!r} has no searchable terms; use words or identifiers")
+    return parsed
