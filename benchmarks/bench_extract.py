@@ -18,13 +18,16 @@ import json
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from doc_scraper.convert.markdown import CONVERTERS, DEFAULT_CONVERTER
 from doc_scraper.errors import ExtractError
 from doc_scraper.models import ExtractOptions
 from doc_scraper.worker import parse_page
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def page_url(root: str, rel: str) -> str:
@@ -38,10 +41,11 @@ def page_url(root: str, rel: str) -> str:
 def load_pages(corpus: Path, glob: str, limit: int) -> tuple[str, list[tuple[str, bytes]]]:
     site = json.loads((corpus / "SITE.json").read_text())
     base_path = site.get("base_path") or f"/{site['name']}/"
-    pages = []
-    for path in sorted((corpus / "site").glob(glob)):
-        if path.is_file() and path.suffix == ".html":
-            pages.append((path.relative_to(corpus / "site").as_posix(), path.read_bytes()))
+    pages = [
+        (path.relative_to(corpus / "site").as_posix(), path.read_bytes())
+        for path in sorted((corpus / "site").glob(glob))
+        if path.is_file() and path.suffix == ".html"
+    ]
     if limit:
         pages = pages[:limit]
     return base_path, pages
@@ -67,10 +71,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--converter", default=DEFAULT_CONVERTER, choices=CONVERTERS)
     ap.add_argument("--speed-only", action="store_true", help="time only, write nothing")
     ap.add_argument("--repeat", type=int, default=1, help="timing passes")
-    ap.add_argument("--baselines", action="store_true",
-                    help="also time markdownify, readability+markdownify and trafilatura")
-    ap.add_argument("--compare-converters", action="store_true",
-                    help="time parse_page with every converter behind the same DOM preparation")
+    ap.add_argument(
+        "--baselines",
+        action="store_true",
+        help="also time markdownify, readability+markdownify and trafilatura",
+    )
+    ap.add_argument(
+        "--compare-converters",
+        action="store_true",
+        help="time parse_page with every converter behind the same DOM preparation",
+    )
     args = ap.parse_args(argv)
 
     base_path, pages = load_pages(args.corpus, args.glob, args.limit)
@@ -94,7 +104,9 @@ def main(argv: list[str] | None = None) -> int:
                 target = args.out / (rel[: -len(".html")] + ".md")
                 target.parent.mkdir(parents=True, exist_ok=True)
                 title = json.dumps(page.title, ensure_ascii=False)
-                target.write_text(f"---\nurl: {url}\ntitle: {title}\n---\n\n{page.markdown}", encoding="utf-8")
+                target.write_text(
+                    f"---\nurl: {url}\ntitle: {title}\n---\n\n{page.markdown}", encoding="utf-8"
+                )
         print("detection:", dict(frameworks), "errors:", failures)
 
     def ours(conv: str) -> Callable[[str, bytes], object]:
@@ -116,7 +128,9 @@ def main(argv: list[str] | None = None) -> int:
             return markdownify.markdownify(body.decode("utf-8", "replace"))
 
         def readability_md(rel: str, body: bytes) -> object:
-            return markdownify.markdownify(Document(body.decode("utf-8", "replace")).summary(html_partial=True))
+            return markdownify.markdownify(
+                Document(body.decode("utf-8", "replace")).summary(html_partial=True)
+            )
 
         def traf(rel: str, body: bytes) -> object:
             return trafilatura.extract(body.decode("utf-8", "replace"), output_format="markdown")

@@ -195,8 +195,10 @@ def require_site(config: Config, site_key: str) -> SiteConfig:
     site = config.sites.get(site_key.strip())
     if site is None:
         valid = ", ".join(sorted(config.sites)) or "(none: add a site to the config file)"
-        raise CorpusError(f"unknown site_key {site_key!r}; configured sites: {valid}. "
-                          "Call list_sites for their domains and crawl status.")
+        raise CorpusError(
+            f"unknown site_key {site_key!r}; configured sites: {valid}. "
+            "Call list_sites for their domains and crawl status."
+        )
     return site
 
 
@@ -233,8 +235,10 @@ def parse_since(text: str) -> datetime:
     try:
         value = datetime.fromisoformat(raw.replace("Z", "+00:00").replace("z", "+00:00"))
     except ValueError:
-        raise CorpusError(f"since: {text!r} is not an RFC 3339 timestamp; "
-                          "use e.g. 2026-01-31T12:00:00Z (get_freshness shows the crawl times)") from None
+        raise CorpusError(
+            f"since: {text!r} is not an RFC 3339 timestamp; "
+            "use e.g. 2026-01-31T12:00:00Z (get_freshness shows the crawl times)"
+        ) from None
     if value.tzinfo is None:
         value = value.replace(tzinfo=UTC)
     return value.astimezone(UTC)
@@ -290,8 +294,10 @@ class Corpus:
             if self._reader is None:
                 if not await asyncio.to_thread(self.index_path.is_file):
                     if required:
-                        raise CorpusError("nothing has been crawled yet (no search index at "
-                                          f"{self.index_path}); call crawl_site with a site_key first")
+                        raise CorpusError(
+                            "nothing has been crawled yet (no search index at "
+                            f"{self.index_path}); call crawl_site with a site_key first"
+                        )
                     return None
                 from doc_scraper.index.reader import IndexReader
 
@@ -304,8 +310,10 @@ class Corpus:
         index = await self._index(required=False)
         latest = None if index is None else await asyncio.to_thread(index.latest_crawl, site_key)
         if index is None or latest is None:
-            raise CorpusError(f"site {site_key!r} has not been crawled yet; call crawl_site with "
-                              f"site_key {site_key!r}, then poll get_job_status until it completes")
+            raise CorpusError(
+                f"site {site_key!r} has not been crawled yet; call crawl_site with "
+                f"site_key {site_key!r}, then poll get_job_status until it completes"
+            )
         return index
 
     async def _site_counts(self, index: IndexReader, site_key: str) -> tuple[int, CrawlRow | None]:
@@ -326,9 +334,14 @@ class Corpus:
         for key in sorted(self.config.sites):
             site = self.config.sites[key]
             info: SiteInfo = {
-                "key": key, "domain": site.allowed_domain, "path_prefix": site.allowed_path_prefix,
-                "start_urls": list(site.start_urls), "start_urls_count": len(site.start_urls),
-                "max_depth": site.max_depth, "max_pages": site.max_pages, "pages": 0,
+                "key": key,
+                "domain": site.allowed_domain,
+                "path_prefix": site.allowed_path_prefix,
+                "start_urls": list(site.start_urls),
+                "start_urls_count": len(site.start_urls),
+                "max_depth": site.max_depth,
+                "max_pages": site.max_pages,
+                "pages": 0,
             }
             if index is not None:
                 info["pages"], completed = await self._site_counts(index, key)
@@ -340,44 +353,72 @@ class Corpus:
 
     # -- pages ------------------------------------------------------------------------------------
 
-    async def list_pages(self, site_key: str, *, max_results: int = DEFAULT_LIST_LIMIT,
-                         offset: int = 0) -> PageList:
+    async def list_pages(
+        self, site_key: str, *, max_results: int = DEFAULT_LIST_LIMIT, offset: int = 0
+    ) -> PageList:
         index = await self._crawled_index(site_key)
         max_results = max(1, min(max_results, MAX_LIST_LIMIT))
         offset = max(0, offset)
         rows, total = await asyncio.to_thread(index.list_pages, site_key, offset, max_results)
         pages: list[PageSummary] = [
-            {"url": r.url, "title": r.title, "depth": r.depth, "crawled_at": r.crawled_at,
-             "content_length": r.size}
+            {
+                "url": r.url,
+                "title": r.title,
+                "depth": r.depth,
+                "crawled_at": r.crawled_at,
+                "content_length": r.size,
+            }
             for r in rows
         ]
-        result: PageList = {"site_key": site_key, "pages": pages, "total": total, "offset": offset,
-                            "max_results": max_results, "returned": len(pages)}
+        result: PageList = {
+            "site_key": site_key,
+            "pages": pages,
+            "total": total,
+            "offset": offset,
+            "max_results": max_results,
+            "returned": len(pages),
+        }
         if offset + len(pages) < total:
             result["next_offset"] = offset + len(pages)
         if not pages:
             result["message"] = (
-                f"offset {offset} is past the last page (total {total}); use a smaller offset" if total
+                f"offset {offset} is past the last page (total {total}); use a smaller offset"
+                if total
                 else f"site {site_key!r} has no pages yet: its first crawl has not completed "
-                     "(get_freshness shows the crawl state)")
+                "(get_freshness shows the crawl state)"
+            )
         return result
 
-    async def read_page(self, site_key: str, url: str, *, max_bytes: int = DEFAULT_READ_BYTES,
-                        offset: int = 0) -> PageContent:
+    async def read_page(
+        self, site_key: str, url: str, *, max_bytes: int = DEFAULT_READ_BYTES, offset: int = 0
+    ) -> PageContent:
         index = await self._crawled_index(site_key)
         page = await asyncio.to_thread(index.get_page, site_key, url.strip())
         if page is None:
-            raise CorpusError(f"no page {url!r} in the latest crawl of {site_key!r}; call list_pages "
-                              f"(site_key {site_key!r}) or search_docs to find the exact URL")
+            raise CorpusError(
+                f"no page {url!r} in the latest crawl of {site_key!r}; call list_pages "
+                f"(site_key {site_key!r}) or search_docs to find the exact URL"
+            )
         piece, start, end, total = slice_utf8(page.content, offset, max(1, min(max_bytes, MAX_READ_BYTES)))
         if offset > total:
-            raise CorpusError(f"offset {offset} is past the end of the page ({total} bytes); "
-                              "use offset 0 or a next_offset returned by read_page")
+            raise CorpusError(
+                f"offset {offset} is past the end of the page ({total} bytes); "
+                "use offset 0 or a next_offset returned by read_page"
+            )
         result: PageContent = {
-            "site_key": site_key, "url": page.url, "title": page.title, "content": piece,
-            "content_length": end - start, "total_length": total, "offset": start, "truncated": end < total,
-            "depth": page.depth, "crawled_at": page.crawled_at, "content_hash": page.content_hash,
-            "headings": list(page.headings), "source": "stored_crawl",
+            "site_key": site_key,
+            "url": page.url,
+            "title": page.title,
+            "content": piece,
+            "content_length": end - start,
+            "total_length": total,
+            "offset": start,
+            "truncated": end < total,
+            "depth": page.depth,
+            "crawled_at": page.crawled_at,
+            "content_hash": page.content_hash,
+            "headings": list(page.headings),
+            "source": "stored_crawl",
         }
         if end < total:
             result["next_offset"] = end
@@ -385,8 +426,9 @@ class Corpus:
 
     # -- search -----------------------------------------------------------------------------------
 
-    async def search(self, query: str, *, site_key: str | None = None,
-                     limit: int = DEFAULT_SEARCH_LIMIT) -> SearchResults:
+    async def search(
+        self, query: str, *, site_key: str | None = None, limit: int = DEFAULT_SEARCH_LIMIT
+    ) -> SearchResults:
         from doc_scraper.index.search import check_query
 
         text = " ".join(query.split())
@@ -402,9 +444,16 @@ class Corpus:
         limit = max(1, min(limit, MAX_SEARCH_LIMIT))
         hits = await asyncio.to_thread(index.search, text, site_key=site_key or None, limit=limit)
         results: list[SearchHit] = [
-            {"site_key": hit.site_key, "url": hit.url, "title": hit.title,
-             "heading_path": list(hit.heading_path), "anchor": hit.anchor, "snippet": hit.snippet,
-             "rank": rank, "score": hit.score}
+            {
+                "site_key": hit.site_key,
+                "url": hit.url,
+                "title": hit.title,
+                "heading_path": list(hit.heading_path),
+                "anchor": hit.anchor,
+                "snippet": hit.snippet,
+                "rank": rank,
+                "score": hit.score,
+            }
             for rank, hit in enumerate(hits, start=1)
         ]
         out: SearchResults = {"query": text, "count": len(results), "results": results}
@@ -425,18 +474,29 @@ class Corpus:
             return out_dir.exists(), state_dir.exists()
 
         out_exists, state_exists = await asyncio.to_thread(exists)
-        result: Freshness = {"site_key": site_key, "output_dir": str(out_dir), "output_exists": out_exists,
-                             "state_dir_exists": state_exists, "indexed_pages": 0}
+        result: Freshness = {
+            "site_key": site_key,
+            "output_dir": str(out_dir),
+            "output_exists": out_exists,
+            "state_dir_exists": state_exists,
+            "indexed_pages": 0,
+        }
         index = await self._index(required=False)
         if index is None:
             return result
         result["indexed_pages"], completed = await self._site_counts(index, site_key)
         latest = await asyncio.to_thread(index.latest_crawl, site_key)
         if latest is not None:
-            result.update({"last_crawl_id": latest.id, "last_crawl_started_at": latest.started_at,
-                           "last_crawl_ended_at": latest.ended_at or "",
-                           "last_crawl_total_pages": latest.pages, "last_crawl_mode": latest.mode,
-                           "last_crawl_status": latest.status})
+            result.update(
+                {
+                    "last_crawl_id": latest.id,
+                    "last_crawl_started_at": latest.started_at,
+                    "last_crawl_ended_at": latest.ended_at or "",
+                    "last_crawl_total_pages": latest.pages,
+                    "last_crawl_mode": latest.mode,
+                    "last_crawl_status": latest.status,
+                }
+            )
         if completed is not None:
             result["last_completed_crawl_id"] = completed.id
             result["last_completed_at"] = completed.ended_at or ""
@@ -445,8 +505,9 @@ class Corpus:
                 result["age_seconds"] = age
         return result
 
-    async def diff(self, site_key: str, since: str, *, max_results: int = DEFAULT_LIST_LIMIT,
-                   offset: int = 0) -> CrawlDiff:
+    async def diff(
+        self, site_key: str, since: str, *, max_results: int = DEFAULT_LIST_LIMIT, offset: int = 0
+    ) -> CrawlDiff:
         require_site(self.config, site_key)
         when = parse_since(since)
         index = await self._crawled_index(site_key)
@@ -457,8 +518,9 @@ class Corpus:
         ordered: list[tuple[str, str, str]] = (
             [("added", u, "") for u in sorted(raw.added)]
             + [("changed", c.url, c.prior_hash) for c in sorted(raw.changed, key=lambda c: c.url)]
-            + [("removed", u, "") for u in sorted(raw.removed)])
-        window = ordered[offset:offset + max_results]
+            + [("removed", u, "") for u in sorted(raw.removed)]
+        )
+        window = ordered[offset : offset + max_results]
 
         def details() -> dict[str, StoredPage | None]:
             return {url: index.get_page(site_key, url) for kind, url, _ in window if kind != "removed"}
@@ -468,17 +530,27 @@ class Corpus:
         hashes = {c.url: c.content_hash for c in raw.changed}
         for kind, url, prior in window:
             page = stored.get(url)
-            entry: DiffEntry = {"url": url, "title": page.title if page else "",
-                                "content_hash": page.content_hash if page else hashes.get(url, ""),
-                                "depth": page.depth if page else 0}
+            entry: DiffEntry = {
+                "url": url,
+                "title": page.title if page else "",
+                "content_hash": page.content_hash if page else hashes.get(url, ""),
+                "depth": page.depth if page else 0,
+            }
             if kind == "changed":
                 entry["content_hash"] = hashes.get(url, entry["content_hash"])
                 entry["prior_hash"] = prior
             groups[kind].append(entry)
         result: CrawlDiff = {
-            "site_key": site_key, "since": format_time(when), "added": groups["added"],
-            "removed": groups["removed"], "changed": groups["changed"], "unchanged_count": raw.unchanged,
-            "total": len(ordered), "returned": len(window), "offset": offset, "max_results": max_results,
+            "site_key": site_key,
+            "since": format_time(when),
+            "added": groups["added"],
+            "removed": groups["removed"],
+            "changed": groups["changed"],
+            "unchanged_count": raw.unchanged,
+            "total": len(ordered),
+            "returned": len(window),
+            "offset": offset,
+            "max_results": max_results,
         }
         if raw.current is not None:
             result["current_crawl"] = _crawl_info(raw.current)
@@ -488,8 +560,10 @@ class Corpus:
             result["next_offset"] = offset + len(window)
         if raw.note:
             result["note"] = raw.note + (
-                "; pick a since between two crawls (get_freshness shows crawl times)" if raw.baseline is None
-                and raw.current is not None else "")
+                "; pick a since between two crawls (get_freshness shows crawl times)"
+                if raw.baseline is None and raw.current is not None
+                else ""
+            )
         return result
 
     # -- live fetch -------------------------------------------------------------------------------
@@ -502,8 +576,13 @@ class Corpus:
 
 
 def _crawl_info(crawl: CrawlRow) -> CrawlInfo:
-    return {"crawl_id": crawl.id, "crawl_started_at": crawl.started_at,
-            "crawl_ended_at": crawl.ended_at or "", "total_pages": crawl.pages, "mode": crawl.mode}
+    return {
+        "crawl_id": crawl.id,
+        "crawl_started_at": crawl.started_at,
+        "crawl_ended_at": crawl.ended_at or "",
+        "total_pages": crawl.pages,
+        "mode": crawl.mode,
+    }
 
 
 class LiveFetcher:
@@ -557,28 +636,42 @@ class LiveFetcher:
         delay = site.delay_per_host if site else self.config.default_delay_per_host
         rules = await robots.rules_for(url, agent)
         if not rules.can_fetch(url, agent):
-            raise BlockedError(url, "robots.txt of this host disallows fetching it; the page cannot be "
-                                    "fetched live (search_docs / read_page may have a crawled copy)",
-                               reason="robots")
+            raise BlockedError(
+                url,
+                "robots.txt of this host disallows fetching it; the page cannot be "
+                "fetched live (search_docs / read_page may have a crawled copy)",
+                reason="robots",
+            )
         delay = max(delay, rules.crawl_delay(agent) or 0.0)
-        result = await fetcher.fetch(url, user_agent=agent, delay=delay,
-                                     max_bytes=self.config.max_page_size_bytes)
+        result = await fetcher.fetch(
+            url, user_agent=agent, delay=delay, max_bytes=self.config.max_page_size_bytes
+        )
         if result.status != 200:
             raise FetchError(url, f"HTTP {result.status}; only a 200 response can be converted")
         if not result.body:
-            raise FetchError(url, f"not an HTML page (content type {result.content_type or 'unknown'}); "
-                                  "get_page converts HTML only")
+            raise FetchError(
+                url,
+                f"not an HTML page (content type {result.content_type or 'unknown'}); "
+                "get_page converts HTML only",
+            )
         options = ExtractOptions(content_selector=content_selector)
         parsed = await asyncio.to_thread(parse_page, result.body, result.final_url, options, result.charset)
         if parsed.needs_javascript:
-            raise CorpusError(f"{url} is rendered by JavaScript in the browser (framework "
-                              f"{parsed.detection.framework}); its HTML has no content to convert")
-        return {"url": url, "final_url": result.final_url, "status": result.status,
-                "title": parsed.title or "Untitled", "content": parsed.markdown,
-                "content_length": len(parsed.markdown.encode("utf-8")),
-                "fetch_time_ms": round((time.monotonic() - started) * 1000, 1),
-                "content_selector": parsed.detection.selector or content_selector,
-                "framework": parsed.detection.framework}
+            raise CorpusError(
+                f"{url} is rendered by JavaScript in the browser (framework "
+                f"{parsed.detection.framework}); its HTML has no content to convert"
+            )
+        return {
+            "url": url,
+            "final_url": result.final_url,
+            "status": result.status,
+            "title": parsed.title or "Untitled",
+            "content": parsed.markdown,
+            "content_length": len(parsed.markdown.encode("utf-8")),
+            "fetch_time_ms": round((time.monotonic() - started) * 1000, 1),
+            "content_selector": parsed.detection.selector or content_selector,
+            "framework": parsed.detection.framework,
+        }
 
     async def close(self) -> None:
         session, self._session = self._session, None

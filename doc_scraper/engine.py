@@ -19,6 +19,7 @@ per-host limits, robots cache, process pool, index writer) and runs one
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import contextlib
 import logging
@@ -84,6 +85,25 @@ def site_folder_name(key: str) -> str:
     return key
 
 
+_POOL: concurrent.futures.ProcessPoolExecutor | None = None
+
+
+def parse_pool() -> concurrent.futures.ProcessPoolExecutor:
+    """The process pool that parses and converts pages, started once per process.
+
+    Spawned (not forked): the parent runs store and index threads that a fork
+    would copy mid-operation. Reused across crawls so watch and MCP jobs do not
+    pay the start-up again.
+    """
+    global _POOL
+    if _POOL is None:
+        ctx = multiprocessing.get_context("spawn")
+        workers = max(1, min(os.cpu_count() or 1, 4))
+        _POOL = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+        atexit.register(_POOL.shutdown, wait=False, cancel_futures=True)
+    return _POOL
+
+
 class Shared:
     """Pieces every site in one process shares, so limits hold across sites."""
 
@@ -93,15 +113,12 @@ class Shared:
         self.session = make_session(config)
         self.fetcher = Fetcher.from_config(config, self.session, self.limits)
         self.robots = RobotsCache(self.fetcher.fetch_bytes)
-        ctx = multiprocessing.get_context("spawn")
-        workers = max(1, min(os.cpu_count() or 1, 4))
-        self.pool = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+        self.pool = parse_pool()
         self.index = IndexWriter.open(Path(config.state_dir) / "index.db")
 
     async def close(self) -> None:
         await self.index.close()
         await self.session.close()
-        self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 async def run_crawls(
@@ -433,6 +450,13 @@ class SiteCrawl:
         **fields: Any,
     ) -> None:
         assert self.store is not None
+        if status in ("failed", "skipped") and _is_live(prior) and error in _KEEP_ON:
+            # A page we already have failed now: that is no proof it is gone. Keep it
+            # (so it is not pruned) and go on through its stored links.
+            assert prior is not None
+            status = prior.status
+            new_links = [*(new_links or []), *self._follow(prior.links, depth)]
+            self.stats.inc(f"kept/{error.split('_', 1)[0]}")
         base = prior or PageState(url=url, status=status, depth=depth)
         state = replace(
             base, url=url, status=status, error=error, depth=depth, links=links or base.links,
@@ -485,7 +509,7 @@ class SiteCrawl:
                 etag=(prior.etag or None) if known_ok and prior else None,
                 last_modified=(prior.last_modified or None) if known_ok and prior else None,
                 max_bytes=self.config.max_page_size_bytes,
-                check_redirect=lambda target: self.scope.check_target(normalize_url(target, site.keep_query_params)),
+                check_redirect=self._check_redirect,
             )
         except HTTPStatusError as exc:
             self.stats.inc(f"fetch/status/{exc.status}")
@@ -587,6 +611,15 @@ class SiteCrawl:
         logger.debug("page.written", extra={"site": site.key, "url": final, "path": relpath})
         return PageOutcome(url, kind, depth, result.status)
 
+    def _check_redirect(self, target: str) -> str | None:
+        """Refuse a redirect hop out of scope, or to a page this crawl already has."""
+        norm = normalize_url(target, self.site.keep_query_params)
+        reason = self.scope.check_target(norm)
+        if reason is None and self.store is not None and self.store.seen(norm):
+            # A LevelDB point read (microseconds): cheaper than fetching the page twice.
+            return "duplicate_redirect"
+        return reason
+
     def _claim_alias(self, final: str, depth: int) -> bool:
         """On the store thread: True if ``final`` was not seen before (now it is)."""
         assert self.store is not None
@@ -627,7 +660,7 @@ class SiteCrawl:
             self.stop.is_set()
             or self.cut_short
             or self.stats.get("outcome/failed") > 0
-            or self.stats.get("skipped/robots") > 0
+            or self.stats.get("kept/robots") > 0
         )
 
     def _collect(self, prune: bool) -> tuple[list[str], list[tuple[str, str]]]:
@@ -726,6 +759,16 @@ class SiteCrawl:
             duration_s=time.monotonic() - self.t0, interrupted=interrupted, error=error,
             output_dir=str(self.out_live),
         )
+
+
+# Errors after which a known page keeps its previous output.
+_KEEP_ON = frozenset({"robots", "too_large", "non_html", "extract", "per_page_timeout", "FetchTimeout",
+                      "ConnectError", "FetchError", "HTTP_401", "HTTP_403", "HTTP_429", "HTTP_500",
+                      "HTTP_502", "HTTP_503", "HTTP_504"})
+
+
+def _is_live(state: PageState | None) -> bool:
+    return state is not None and state.status in ("ok", "not_modified") and bool(state.output_path)
 
 
 def _is_html(content_type: str) -> bool:

@@ -359,8 +359,13 @@ class JobManager:
             done.set()
             logger.info(
                 "job.finished",
-                extra={"job_id": job.job_id, "site_key": job.site_key, "status": job.status,
-                       "pages": job.pages_processed, "duration_s": round(time.monotonic() - started, 3)},
+                extra={
+                    "job_id": job.job_id,
+                    "site_key": job.site_key,
+                    "status": job.status,
+                    "pages": job.pages_processed,
+                    "duration_s": round(time.monotonic() - started, 3),
+                },
             )
             self._save_soon()
 
@@ -369,10 +374,17 @@ class JobManager:
         summary = mine[0] if mine else None
         if summary is not None:
             job.summary = {
-                "ok": summary.ok, "mode": summary.mode, "pages": summary.pages,
-                "added": summary.added, "changed": summary.changed, "unchanged": summary.unchanged,
-                "removed": summary.removed, "failed": summary.failed, "skipped": dict(summary.skipped),
-                "interrupted": summary.interrupted, "duration_s": summary.duration_s,
+                "ok": summary.ok,
+                "mode": summary.mode,
+                "pages": summary.pages,
+                "added": summary.added,
+                "changed": summary.changed,
+                "unchanged": summary.unchanged,
+                "removed": summary.removed,
+                "failed": summary.failed,
+                "skipped": dict(summary.skipped),
+                "interrupted": summary.interrupted,
+                "duration_s": summary.duration_s,
                 "output_dir": summary.output_dir,
             }
             touched = summary.added + summary.changed + summary.unchanged + summary.failed

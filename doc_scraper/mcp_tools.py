@@ -58,8 +58,17 @@ SERVER_NAME = "doc-scraper"
 RECENT_JOBS = 20
 CANCEL_WAIT_S = 5.0
 TOOL_NAMES = (
-    "describe_server", "list_sites", "crawl_site", "get_job_status", "cancel_crawl", "list_pages",
-    "read_page", "search_docs", "get_freshness", "diff_crawl", "get_page",
+    "describe_server",
+    "list_sites",
+    "crawl_site",
+    "get_job_status",
+    "cancel_crawl",
+    "list_pages",
+    "read_page",
+    "search_docs",
+    "get_freshness",
+    "diff_crawl",
+    "get_page",
 )
 
 INSTRUCTIONS = (
@@ -72,29 +81,68 @@ INSTRUCTIONS = (
 
 # -- argument types (module level: tool annotations are evaluated at registration) ------------------
 
-SiteKey = Annotated[str, Field(min_length=1, max_length=200,
-                               description="A site key from the config, as listed by list_sites.")]
-JobId = Annotated[str, Field(min_length=1, max_length=100,
-                             description="The job_id returned by crawl_site (or listed by describe_server).")]
-PageUrl = Annotated[str, Field(min_length=1, max_length=4096,
-                               description="The page URL exactly as returned by search_docs or list_pages.")]
+SiteKey = Annotated[
+    str,
+    Field(min_length=1, max_length=200, description="A site key from the config, as listed by list_sites."),
+]
+JobId = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=100,
+        description="The job_id returned by crawl_site (or listed by describe_server).",
+    ),
+]
+PageUrl = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=4096,
+        description="The page URL exactly as returned by search_docs or list_pages.",
+    ),
+]
 ListLimit = Annotated[int, Field(ge=1, le=MAX_LIST_LIMIT, description="How many entries to return.")]
-Offset = Annotated[int, Field(ge=0, description="Entries (or bytes, for read_page) to skip; "
-                                                "pass the next_offset of the previous call.")]
-ReadBytes = Annotated[int, Field(ge=1, le=MAX_READ_BYTES,
-                                 description="Largest piece of the page to return, in UTF-8 bytes.")]
-Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY_CHARS,
-                             description="What to look for: plain words (best), \"a phrase\", a OR b, "
-                                         "prefix*, or an identifier such as asyncio.gather.")]
+Offset = Annotated[
+    int,
+    Field(
+        ge=0,
+        description="Entries (or bytes, for read_page) to skip; pass the next_offset of the previous call.",
+    ),
+]
+ReadBytes = Annotated[
+    int, Field(ge=1, le=MAX_READ_BYTES, description="Largest piece of the page to return, in UTF-8 bytes.")
+]
+Query = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+        description='What to look for: plain words (best), "a phrase", a OR b, '
+        "prefix*, or an identifier such as asyncio.gather.",
+    ),
+]
 SearchLimit = Annotated[int, Field(ge=1, le=MAX_SEARCH_LIMIT, description="How many results to return.")]
-OptionalSiteKey = Annotated[str, Field(
-    max_length=200, description="Restrict the search to this site key; omit for all sites.")]
-Since = Annotated[str, Field(min_length=1, max_length=64,
-                             description="RFC 3339 time, e.g. 2026-01-31T00:00:00Z: the baseline is the last "
-                                         "crawl that finished at or before it.")]
-Selector = Annotated[str, Field(min_length=1, max_length=500,
-                                description="CSS selector of the content to convert, or 'auto' to detect "
-                                            "the docs framework's main content.")]
+OptionalSiteKey = Annotated[
+    str, Field(max_length=200, description="Restrict the search to this site key; omit for all sites.")
+]
+Since = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=64,
+        description="RFC 3339 time, e.g. 2026-01-31T00:00:00Z: the baseline is the last "
+        "crawl that finished at or before it.",
+    ),
+]
+Selector = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=500,
+        description="CSS selector of the content to convert, or 'auto' to detect "
+        "the docs framework's main content.",
+    ),
+]
 
 
 # -- output shapes not owned by the corpus ----------------------------------------------------------
@@ -204,15 +252,23 @@ def _tool_errors(fn: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
             raise ToolError(str(exc)) from exc
         except Exception as exc:
             logger.exception("mcp.tool_crashed", extra={"tool": fn.__name__})
-            raise ToolError(f"internal error in {fn.__name__}: {type(exc).__name__}: {exc}. The server is "
-                            "still running; retry, or report this with the server log.") from exc
+            raise ToolError(
+                f"internal error in {fn.__name__}: {type(exc).__name__}: {exc}. The server is "
+                "still running; retry, or report this with the server log."
+            ) from exc
 
     return wrapper
 
 
 def _job_brief(job: Job) -> JobBrief:
-    brief: JobBrief = {"job_id": job.job_id, "site_key": job.site_key, "status": job.status, "mode": job.mode,
-                       "started_at": job.started_at, "pages_processed": job.pages_processed}
+    brief: JobBrief = {
+        "job_id": job.job_id,
+        "site_key": job.site_key,
+        "status": job.status,
+        "mode": job.mode,
+        "started_at": job.started_at,
+        "pages_processed": job.pages_processed,
+    }
     if job.completed_at:
         brief["completed_at"] = job.completed_at
     if job.error_message:
@@ -222,10 +278,17 @@ def _job_brief(job: Job) -> JobBrief:
 
 def _job_status(job: Job) -> JobStatus:
     status: JobStatus = {
-        "job_id": job.job_id, "site_key": job.site_key, "status": job.status, "mode": job.mode,
-        "incremental": job.incremental, "started_at": job.started_at, "pages_processed": job.pages_processed,
-        "pages_queued": job.pages_queued, "pages_failed": job.pages_failed,
-        "cancel_requested": job.cancel_requested, "next_actions": [],
+        "job_id": job.job_id,
+        "site_key": job.site_key,
+        "status": job.status,
+        "mode": job.mode,
+        "incremental": job.incremental,
+        "started_at": job.started_at,
+        "pages_processed": job.pages_processed,
+        "pages_queued": job.pages_queued,
+        "pages_failed": job.pages_failed,
+        "cancel_requested": job.cancel_requested,
+        "next_actions": [],
     }
     if job.completed_at:
         status["completed_at"] = job.completed_at
@@ -238,21 +301,34 @@ def _job_status(job: Job) -> JobStatus:
         status["summary"] = job.summary
     key = job.site_key
     if job.status in ("pending", "running"):
-        status["next_actions"] = [f"poll get_job_status(job_id={job.job_id!r}) again in a few seconds",
-                                  f"cancel_crawl(job_id={job.job_id!r}) to stop it"]
+        status["next_actions"] = [
+            f"poll get_job_status(job_id={job.job_id!r}) again in a few seconds",
+            f"cancel_crawl(job_id={job.job_id!r}) to stop it",
+        ]
     elif job.status == "completed":
-        status["next_actions"] = [f"search_docs(query=..., site_key={key!r})",
-                                  f"list_pages(site_key={key!r})", f"get_freshness(site_key={key!r})"]
+        status["next_actions"] = [
+            f"search_docs(query=..., site_key={key!r})",
+            f"list_pages(site_key={key!r})",
+            f"get_freshness(site_key={key!r})",
+        ]
     else:
-        status["next_actions"] = [f"crawl_site(site_key={key!r}, resume=true) to continue this crawl",
-                                  f"crawl_site(site_key={key!r}) to start over"]
+        status["next_actions"] = [
+            f"crawl_site(site_key={key!r}, resume=true) to continue this crawl",
+            f"crawl_site(site_key={key!r}) to start over",
+        ]
     return status
 
 
-def _annotations(title: str, *, read_only: bool = True, idempotent: bool = True,
-                 open_world: bool = False) -> ToolAnnotations:
-    return ToolAnnotations(title=title, read_only_hint=read_only, destructive_hint=False,
-                           idempotent_hint=idempotent, open_world_hint=open_world)
+def _annotations(
+    title: str, *, read_only: bool = True, idempotent: bool = True, open_world: bool = False
+) -> ToolAnnotations:
+    return ToolAnnotations(
+        title=title,
+        read_only_hint=read_only,
+        destructive_hint=False,
+        idempotent_hint=idempotent,
+        open_world_hint=open_world,
+    )
 
 
 class DocScraperMCPServer(MCPServer[None]):
@@ -270,8 +346,10 @@ class DocScraperMCPServer(MCPServer[None]):
         accepted = set(tool.parameters.get("properties", {}))
         unknown = sorted(set(arguments) - accepted)
         if unknown:
-            raise ToolError(f"{name}: unknown argument(s) {', '.join(unknown)}; "
-                            f"accepted: {', '.join(sorted(accepted)) or 'none'}")
+            raise ToolError(
+                f"{name}: unknown argument(s) {', '.join(unknown)}; "
+                f"accepted: {', '.join(sorted(accepted)) or 'none'}"
+            )
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
@@ -318,7 +396,11 @@ def build_server(
             logger.info("mcp.stopped")
 
     return DocScraperMCPServer(
-        SERVER_NAME, version=__version__, instructions=INSTRUCTIONS, tools=tools, lifespan=lifespan,
+        SERVER_NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        tools=tools,
+        lifespan=lifespan,
     )
 
 
@@ -342,8 +424,11 @@ def _make_tools(config: Config, jobs: JobManager, corpus: Corpus) -> list[Tool]:
         actions.append("get_freshness(site_key=...) before relying on an old crawl")
         return {
             "server": {"name": SERVER_NAME, "version": __version__, "config_path": config.path},
-            "sites": sites, "recent_jobs": [_job_brief(j) for j in recent], "total_sites": len(sites),
-            "total_jobs": jobs.total_jobs, "jobs_capped": jobs.total_jobs > len(recent),
+            "sites": sites,
+            "recent_jobs": [_job_brief(j) for j in recent],
+            "total_sites": len(sites),
+            "total_jobs": jobs.total_jobs,
+            "jobs_capped": jobs.total_jobs > len(recent),
             "next_actions": actions,
         }
 
@@ -356,19 +441,30 @@ def _make_tools(config: Config, jobs: JobManager, corpus: Corpus) -> list[Tool]:
     async def crawl_site(site_key: SiteKey, incremental: bool = False, resume: bool = False) -> CrawlStarted:
         require_site(config, site_key)
         if incremental and resume:
-            raise ToolError("choose one of incremental (re-check a finished crawl) and resume "
-                            "(continue an interrupted one), not both")
+            raise ToolError(
+                "choose one of incremental (re-check a finished crawl) and resume "
+                "(continue an interrupted one), not both"
+            )
         mode = "resume" if resume else "incremental" if incremental else "full"
         job, started = await jobs.start(site_key.strip(), mode=mode)
         if started:
-            message = (f"{mode} crawl of {job.site_key!r} started in the background; poll "
-                       f"get_job_status(job_id={job.job_id!r}) until status is completed")
+            message = (
+                f"{mode} crawl of {job.site_key!r} started in the background; poll "
+                f"get_job_status(job_id={job.job_id!r}) until status is completed"
+            )
         else:
-            message = (f"a {job.mode} crawl of {job.site_key!r} is already running (job {job.job_id}); "
-                       "poll get_job_status for it, or cancel_crawl it first")
-        return {"status": "started" if started else "already_running", "message": message,
-                "job_id": job.job_id, "site_key": job.site_key, "incremental": job.incremental,
-                "mode": job.mode}
+            message = (
+                f"a {job.mode} crawl of {job.site_key!r} is already running (job {job.job_id}); "
+                "poll get_job_status for it, or cancel_crawl it first"
+            )
+        return {
+            "status": "started" if started else "already_running",
+            "message": message,
+            "job_id": job.job_id,
+            "site_key": job.site_key,
+            "incremental": job.incremental,
+            "mode": job.mode,
+        }
 
     @_tool_errors
     async def get_job_status(job_id: JobId) -> JobStatus:
@@ -380,27 +476,37 @@ def _make_tools(config: Config, jobs: JobManager, corpus: Corpus) -> list[Tool]:
         if requested and job.status == "cancelled":
             message = "the crawl stopped; its state is kept: crawl_site with resume=true continues it"
         elif requested or (job.cancel_requested and not job.finished):
-            message = ("stop requested; in-flight pages are finishing. Poll get_job_status until status "
-                       "is cancelled; crawl_site with resume=true continues it later")
+            message = (
+                "stop requested; in-flight pages are finishing. Poll get_job_status until status "
+                "is cancelled; crawl_site with resume=true continues it later"
+            )
         else:
             message = f"the job had already ended with status {job.status}; nothing to cancel"
         cancelled = job.status == "cancelled" or (requested and not job.finished)
-        return {"job_id": job.job_id, "cancelled": cancelled, "site_key": job.site_key,
-                "status": job.status if job.finished else "cancelling", "message": message}
+        return {
+            "job_id": job.job_id,
+            "cancelled": cancelled,
+            "site_key": job.site_key,
+            "status": job.status if job.finished else "cancelling",
+            "message": message,
+        }
 
     @_tool_errors
-    async def list_pages(site_key: SiteKey, max_results: ListLimit = DEFAULT_LIST_LIMIT,
-                         offset: Offset = 0) -> PageList:
+    async def list_pages(
+        site_key: SiteKey, max_results: ListLimit = DEFAULT_LIST_LIMIT, offset: Offset = 0
+    ) -> PageList:
         return await corpus.list_pages(site_key, max_results=max_results, offset=offset)
 
     @_tool_errors
-    async def read_page(site_key: SiteKey, url: PageUrl, max_bytes: ReadBytes = DEFAULT_READ_BYTES,
-                        offset: Offset = 0) -> PageContent:
+    async def read_page(
+        site_key: SiteKey, url: PageUrl, max_bytes: ReadBytes = DEFAULT_READ_BYTES, offset: Offset = 0
+    ) -> PageContent:
         return await corpus.read_page(site_key, url, max_bytes=max_bytes, offset=offset)
 
     @_tool_errors
-    async def search_docs(query: Query, site_key: OptionalSiteKey = "",
-                          limit: SearchLimit = DEFAULT_SEARCH_LIMIT) -> SearchReport:
+    async def search_docs(
+        query: Query, site_key: OptionalSiteKey = "", limit: SearchLimit = DEFAULT_SEARCH_LIMIT
+    ) -> SearchReport:
         found = await corpus.search(query, site_key=site_key.strip() or None, limit=limit)
         actions = ["read_page(site_key=<result site_key>, url=<result url>) for the full text"]
         if not found["results"]:
@@ -413,20 +519,27 @@ def _make_tools(config: Config, jobs: JobManager, corpus: Corpus) -> list[Tool]:
         report: FreshnessReport = {**fresh, "next_actions": []}  # type: ignore[typeddict-item]
         job = jobs.active_job(fresh["site_key"])
         if job is not None:
-            report["running_job"] = {"job_id": job.job_id, "started_at": job.started_at,
-                                     "pages_processed": job.pages_processed, "pages_queued": job.pages_queued,
-                                     "incremental": job.incremental}
+            report["running_job"] = {
+                "job_id": job.job_id,
+                "started_at": job.started_at,
+                "pages_processed": job.pages_processed,
+                "pages_queued": job.pages_queued,
+                "incremental": job.incremental,
+            }
             report["next_actions"] = [f"get_job_status(job_id={job.job_id!r})"]
         elif "last_crawl_id" not in fresh:
             report["next_actions"] = [f"crawl_site(site_key={site_key!r}) - the site was never crawled"]
         else:
-            report["next_actions"] = [f"crawl_site(site_key={site_key!r}, incremental=true) to refresh it",
-                                      f"diff_crawl(site_key={site_key!r}, since=...) to see what changed"]
+            report["next_actions"] = [
+                f"crawl_site(site_key={site_key!r}, incremental=true) to refresh it",
+                f"diff_crawl(site_key={site_key!r}, since=...) to see what changed",
+            ]
         return report
 
     @_tool_errors
-    async def diff_crawl(site_key: SiteKey, since: Since, max_results: ListLimit = DEFAULT_LIST_LIMIT,
-                         offset: Offset = 0) -> CrawlDiff:
+    async def diff_crawl(
+        site_key: SiteKey, since: Since, max_results: ListLimit = DEFAULT_LIST_LIMIT, offset: Offset = 0
+    ) -> CrawlDiff:
         return await corpus.diff(site_key, since, max_results=max_results, offset=offset)
 
     @_tool_errors
@@ -434,76 +547,126 @@ def _make_tools(config: Config, jobs: JobManager, corpus: Corpus) -> list[Tool]:
         return await corpus.fetch_live(url.strip(), content_selector=content_selector)
 
     specs: list[tuple[Callable[..., Awaitable[Any]], str, ToolAnnotations]] = [
-        (describe_server, (
-            "Start here. Returns this server's name and version, every configured documentation site "
-            "(key, domain, indexed page count, when it was last crawled, whether a crawl runs now) and "
-            "the 20 most recent crawl jobs, plus suggested next calls. Use the site keys with "
-            "search_docs, list_pages, read_page and crawl_site."),
-         _annotations("Describe this server")),
-        (list_sites, (
-            "List the configured documentation sites: key, domain, path prefix, start URLs, depth and "
-            "page limits, pages in the index and last crawl time. A site with pages 0 has not been "
-            "crawled: call crawl_site for it before searching it."),
-         _annotations("List configured sites")),
-        (crawl_site, (
-            "Start crawling one site in the background and return a job_id at once (a crawl takes "
-            "seconds to many minutes). Then poll get_job_status until status is completed, and use "
-            "search_docs / read_page. incremental=true re-checks an already crawled site and only "
-            "downloads pages that changed; resume=true continues a crawl that was cancelled or "
-            "interrupted. If the site is already being crawled, returns status already_running with "
-            "that job's id instead of starting a second crawl."),
-         _annotations("Start a crawl", read_only=False, idempotent=False, open_world=True)),
-        (get_job_status, (
-            "Report a crawl job's progress: status (pending, running, completed, failed, cancelled), "
-            "pages processed and still queued, failures, timing and, once finished, how many pages were "
-            "added, changed or removed, or the error. Poll every few seconds while pending or running."),
-         _annotations("Check a crawl job")),
-        (cancel_crawl, (
-            "Stop a running crawl job. Pages in flight finish and the crawl state is kept, so "
-            "crawl_site with resume=true continues later. Returns the job's status afterwards "
-            "(cancelled, or cancelling while the last pages finish). A finished job is left as it is."),
-         _annotations("Cancel a crawl job", read_only=False)),
-        (list_pages, (
-            "List the pages stored from a site's latest crawl, sorted by URL: url, title, link depth, "
-            "crawl time and size in bytes. Page through with offset (use next_offset). Pass a url to "
-            "read_page to read it. To find pages about a topic, search_docs is better."),
-         _annotations("List crawled pages")),
-        (read_page, (
-            "Read one crawled page as Markdown from the stored crawl (no network access). Long pages "
-            "come in pieces of at most max_bytes, cut between characters (preferably at a line end): "
-            "when truncated is true, call again with offset=next_offset. The url must come from "
-            "search_docs or list_pages (a trailing slash or index.html difference is tolerated)."),
-         _annotations("Read a crawled page")),
-        (search_docs, (
-            "Full-text search of the crawled documentation (ranked by BM25 over page sections, with "
-            "exact matches on identifiers such as asyncio.gather). Returns the best sections with site "
-            "key, url, title, heading path, anchor and a snippet with the matched terms in [brackets]. "
-            "Then call read_page with a result's site_key and url for the full text. Omit site_key to "
-            "search every site."),
-         _annotations("Search crawled docs")),
-        (get_freshness, (
-            "Tell how current a site's crawled copy is: the latest crawl's id, start and end time, mode "
-            "and page count, its age in seconds, whether the output exists, and any crawl job running "
-            "now. Use it to decide whether to refresh with crawl_site(incremental=true)."),
-         _annotations("Check crawl freshness")),
-        (diff_crawl, (
-            "Compare a site's latest crawl with the last crawl that finished at or before `since`: "
-            "pages added, removed and changed (old and new content hashes) and the number unchanged, "
-            "sorted by kind then URL and paged with offset/max_results. Use it to learn what changed in "
-            "the docs since a date; get_freshness shows crawl times."),
-         _annotations("Diff crawls over time")),
-        (get_page, (
-            "Fetch a URL live from the web now and return its main content as Markdown (nothing is "
-            "stored or indexed). Goes through the crawler's guarded fetcher: obeys robots.txt, refuses "
-            "private and loopback addresses unless the config allows them, retries transient errors "
-            "and waits between requests to one host. Prefer search_docs / read_page for crawled sites; "
-            "use this for other pages or to check the live version of one."),
-         _annotations("Fetch a page live", open_world=True)),
+        (
+            describe_server,
+            (
+                "Start here. Returns this server's name and version, every configured documentation site "
+                "(key, domain, indexed page count, when it was last crawled, whether a crawl runs now) and "
+                "the 20 most recent crawl jobs, plus suggested next calls. Use the site keys with "
+                "search_docs, list_pages, read_page and crawl_site."
+            ),
+            _annotations("Describe this server"),
+        ),
+        (
+            list_sites,
+            (
+                "List the configured documentation sites: key, domain, path prefix, start URLs, depth and "
+                "page limits, pages in the index and last crawl time. A site with pages 0 has not been "
+                "crawled: call crawl_site for it before searching it."
+            ),
+            _annotations("List configured sites"),
+        ),
+        (
+            crawl_site,
+            (
+                "Start crawling one site in the background and return a job_id at once (a crawl takes "
+                "seconds to many minutes). Then poll get_job_status until status is completed, and use "
+                "search_docs / read_page. incremental=true re-checks an already crawled site and only "
+                "downloads pages that changed; resume=true continues a crawl that was cancelled or "
+                "interrupted. If the site is already being crawled, returns status already_running with "
+                "that job's id instead of starting a second crawl."
+            ),
+            _annotations("Start a crawl", read_only=False, idempotent=False, open_world=True),
+        ),
+        (
+            get_job_status,
+            (
+                "Report a crawl job's progress: status (pending, running, completed, failed, cancelled), "
+                "pages processed and still queued, failures, timing and, once finished, how many pages were "
+                "added, changed or removed, or the error. Poll every few seconds while pending or running."
+            ),
+            _annotations("Check a crawl job"),
+        ),
+        (
+            cancel_crawl,
+            (
+                "Stop a running crawl job. Pages in flight finish and the crawl state is kept, so "
+                "crawl_site with resume=true continues later. Returns the job's status afterwards "
+                "(cancelled, or cancelling while the last pages finish). A finished job is left as it is."
+            ),
+            _annotations("Cancel a crawl job", read_only=False),
+        ),
+        (
+            list_pages,
+            (
+                "List the pages stored from a site's latest crawl, sorted by URL: url, title, link depth, "
+                "crawl time and size in bytes. Page through with offset (use next_offset). Pass a url to "
+                "read_page to read it. To find pages about a topic, search_docs is better."
+            ),
+            _annotations("List crawled pages"),
+        ),
+        (
+            read_page,
+            (
+                "Read one crawled page as Markdown from the stored crawl (no network access). Long pages "
+                "come in pieces of at most max_bytes, cut between characters (preferably at a line end): "
+                "when truncated is true, call again with offset=next_offset. The url must come from "
+                "search_docs or list_pages (a trailing slash or index.html difference is tolerated)."
+            ),
+            _annotations("Read a crawled page"),
+        ),
+        (
+            search_docs,
+            (
+                "Full-text search of the crawled documentation (ranked by BM25 over page sections, with "
+                "exact matches on identifiers such as asyncio.gather). Returns the best sections with site "
+                "key, url, title, heading path, anchor and a snippet with the matched terms in [brackets]. "
+                "Then call read_page with a result's site_key and url for the full text. Omit site_key to "
+                "search every site."
+            ),
+            _annotations("Search crawled docs"),
+        ),
+        (
+            get_freshness,
+            (
+                "Tell how current a site's crawled copy is: the latest crawl's id, start and end time, mode "
+                "and page count, its age in seconds, whether the output exists, and any crawl job running "
+                "now. Use it to decide whether to refresh with crawl_site(incremental=true)."
+            ),
+            _annotations("Check crawl freshness"),
+        ),
+        (
+            diff_crawl,
+            (
+                "Compare a site's latest crawl with the last crawl that finished at or before `since`: "
+                "pages added, removed and changed (old and new content hashes) and the number unchanged, "
+                "sorted by kind then URL and paged with offset/max_results. Use it to learn what changed in "
+                "the docs since a date; get_freshness shows crawl times."
+            ),
+            _annotations("Diff crawls over time"),
+        ),
+        (
+            get_page,
+            (
+                "Fetch a URL live from the web now and return its main content as Markdown (nothing is "
+                "stored or indexed). Goes through the crawler's guarded fetcher: obeys robots.txt, refuses "
+                "private and loopback addresses unless the config allows them, retries transient errors "
+                "and waits between requests to one host. Prefer search_docs / read_page for crawled sites; "
+                "use this for other pages or to check the live version of one."
+            ),
+            _annotations("Fetch a page live", open_world=True),
+        ),
     ]
     tools: list[Tool] = []
     for fn, description, hints in specs:
-        tool = Tool.from_function(fn, name=fn.__name__, title=hints.title, description=description,
-                                  annotations=hints, structured_output=True)
+        tool = Tool.from_function(
+            fn,
+            name=fn.__name__,
+            title=hints.title,
+            description=description,
+            annotations=hints,
+            structured_output=True,
+        )
         props = tool.parameters.get("properties", {})
         for name in ("site_key",):
             if name in props and site_keys:

@@ -106,8 +106,15 @@ def parse_page(
         logger.debug("page.needs_javascript", extra={"url": url, "framework": detection.framework})
         title = strip_site_suffix(page_title) or "Untitled"
         return ParsedPage(
-            url=url, title=title, markdown="", content_hash=hashlib.sha256(b"").hexdigest(),
-            links=links, canonical=canonical, detection=detection, needs_javascript=True, noindex=noindex,
+            url=url,
+            title=title,
+            markdown="",
+            content_hash=hashlib.sha256(b"").hexdigest(),
+            links=links,
+            canonical=canonical,
+            detection=detection,
+            needs_javascript=True,
+            noindex=noindex,
         )
     # 5. clean + convert
     clean_region(region, profile, index)

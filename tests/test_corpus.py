@@ -143,7 +143,8 @@ def test_paging_by_bytes_reassembles_the_text_and_never_splits_a_character(text:
     total = len(text.encode())
     while True:
         piece, start, end, size = slice_utf8(text, offset, max_bytes)
-        assert size == total and start == offset
+        assert size == total
+        assert start == offset
         assert len(piece.encode()) == end - start
         assert end - start <= max(max_bytes, 4)  # a character wider than the budget comes whole
         pieces.append(piece)
@@ -162,7 +163,8 @@ def test_an_offset_inside_a_character_moves_to_the_next_character() -> None:
 def test_a_cut_page_prefers_to_end_at_a_line_break() -> None:
     text = "first line\nsecond line that is long\n"
     piece, _, end, _ = slice_utf8(text, 0, 20)
-    assert piece == "first line\n" and end == 11
+    assert piece == "first line\n"
+    assert end == 11
 
 
 @pytest.mark.parametrize(
@@ -188,8 +190,10 @@ def test_since_rejects_garbage_with_an_example() -> None:
 
 async def test_list_sites_reports_page_counts_and_last_crawl(corpus: Corpus) -> None:
     sites = {s["key"]: s for s in await corpus.list_sites()}
-    assert sites["docs"]["pages"] == 4 and sites["docs"]["last_crawled"] == CRAWL2_END
-    assert sites["other"]["pages"] == 0 and "last_crawled" not in sites["other"]
+    assert sites["docs"]["pages"] == 4
+    assert sites["docs"]["last_crawled"] == CRAWL2_END
+    assert sites["other"]["pages"] == 0
+    assert "last_crawled" not in sites["other"]
 
 
 async def test_list_pages_is_sorted_and_paged(corpus: Corpus) -> None:
@@ -199,18 +203,22 @@ async def test_list_pages_is_sorted_and_paged(corpus: Corpus) -> None:
         f"{BASE}/migration.html",
         f"{BASE}/reference.html",
     ]
-    assert first["total"] == 4 and first["next_offset"] == 3
+    assert first["total"] == 4
+    assert first["next_offset"] == 3
     rest = await corpus.list_pages("docs", max_results=3, offset=first["next_offset"])
-    assert [p["url"] for p in rest["pages"]] == [f"{BASE}/retries.html"] and "next_offset" not in rest
+    assert [p["url"] for p in rest["pages"]] == [f"{BASE}/retries.html"]
+    assert "next_offset" not in rest
     past = await corpus.list_pages("docs", offset=50)
-    assert past["returned"] == 0 and "past the last page" in past["message"]
+    assert past["returned"] == 0
+    assert "past the last page" in past["message"]
 
 
 async def test_read_page_pages_through_long_content_on_character_boundaries(corpus: Corpus) -> None:
     pieces, offset = [], 0
     while True:
         page = await corpus.read_page("docs", f"{BASE}/reference.html", max_bytes=1000, offset=offset)
-        assert page["content_length"] <= 1000 and page["source"] == "stored_crawl"
+        assert page["content_length"] <= 1000
+        assert page["source"] == "stored_crawl"
         pieces.append(page["content"])
         if not page["truncated"]:
             assert "next_offset" not in page
@@ -222,7 +230,8 @@ async def test_read_page_pages_through_long_content_on_character_boundaries(corp
 
 async def test_read_page_tolerates_a_trailing_slash_and_names_the_fix_for_a_wrong_url(corpus: Corpus) -> None:
     page = await corpus.read_page("docs", f"{BASE}/")
-    assert page["title"] == "Welcome" and page["url"] == f"{BASE}/index.html"
+    assert page["title"] == "Welcome"
+    assert page["url"] == f"{BASE}/index.html"
     with pytest.raises(CorpusError, match="list_pages"):
         await corpus.read_page("docs", f"{BASE}/nope.html")
     with pytest.raises(CorpusError, match="past the end"):
@@ -232,10 +241,14 @@ async def test_read_page_tolerates_a_trailing_slash_and_names_the_fix_for_a_wron
 async def test_search_finds_the_section_with_url_anchor_and_snippet(corpus: Corpus) -> None:
     found = await corpus.search("backoff jitter", limit=5)
     top = found["results"][0]
-    assert top["url"] == f"{BASE}/retries.html" and top["anchor"] == "retries" and top["rank"] == 1
-    assert "[" in top["snippet"] and top["heading_path"] == ["Retries"]
+    assert top["url"] == f"{BASE}/retries.html"
+    assert top["anchor"] == "retries"
+    assert top["rank"] == 1
+    assert "[" in top["snippet"]
+    assert top["heading_path"] == ["Retries"]
     only_other = await corpus.search("backoff", site_key="docs")
-    assert only_other["site_key"] == "docs" and only_other["count"] >= 1
+    assert only_other["site_key"] == "docs"
+    assert only_other["count"] >= 1
 
 
 async def test_search_refuses_queries_without_terms_and_unknown_sites(corpus: Corpus) -> None:
@@ -249,11 +262,14 @@ async def test_search_refuses_queries_without_terms_and_unknown_sites(corpus: Co
 
 async def test_freshness_reports_the_latest_crawl_and_its_age(corpus: Corpus) -> None:
     fresh = await corpus.freshness("docs")
-    assert fresh["last_crawl_ended_at"] == CRAWL2_END and fresh["last_crawl_status"] == "completed"
-    assert fresh["indexed_pages"] == 4 and fresh["last_crawl_total_pages"] == 4
+    assert fresh["last_crawl_ended_at"] == CRAWL2_END
+    assert fresh["last_crawl_status"] == "completed"
+    assert fresh["indexed_pages"] == 4
+    assert fresh["last_crawl_total_pages"] == 4
     assert fresh["age_seconds"] > 0
     never = await corpus.freshness("other")
-    assert "last_crawl_id" not in never and never["indexed_pages"] == 0
+    assert "last_crawl_id" not in never
+    assert never["indexed_pages"] == 0
 
 
 async def test_diff_lists_added_changed_and_removed_pages_since_a_time(corpus: Corpus) -> None:
@@ -262,8 +278,10 @@ async def test_diff_lists_added_changed_and_removed_pages_since_a_time(corpus: C
     assert diff["added"][0]["title"] == "Migration"
     assert [e["url"] for e in diff["removed"]] == [f"{BASE}/faq.html"]
     changed = diff["changed"][0]
-    assert changed["url"] == f"{BASE}/retries.html" and changed["prior_hash"] != changed["content_hash"]
-    assert diff["unchanged_count"] == 2 and diff["total"] == 3
+    assert changed["url"] == f"{BASE}/retries.html"
+    assert changed["prior_hash"] != changed["content_hash"]
+    assert diff["unchanged_count"] == 2
+    assert diff["total"] == 3
     assert diff["baseline_crawl"]["crawl_ended_at"] == CRAWL1_END
     assert diff["current_crawl"]["crawl_ended_at"] == CRAWL2_END
 
@@ -273,12 +291,14 @@ async def test_diff_pages_in_kind_then_url_order(corpus: Corpus) -> None:
     assert (len(first["added"]), len(first["changed"]), len(first["removed"])) == (1, 1, 0)
     assert first["next_offset"] == 2
     rest = await corpus.diff("docs", BETWEEN, max_results=2, offset=2)
-    assert [e["url"] for e in rest["removed"]] == [f"{BASE}/faq.html"] and "next_offset" not in rest
+    assert [e["url"] for e in rest["removed"]] == [f"{BASE}/faq.html"]
+    assert "next_offset" not in rest
 
 
 async def test_diff_before_any_crawl_explains_how_to_pick_since(corpus: Corpus) -> None:
     diff = await corpus.diff("docs", "2025-06-01T00:00:00Z")
-    assert diff["total"] == 0 and "since" in diff["note"]
+    assert diff["total"] == 0
+    assert "since" in diff["note"]
 
 
 async def test_reads_of_a_site_never_crawled_say_to_call_crawl_site(corpus: Corpus) -> None:

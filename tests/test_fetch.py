@@ -280,11 +280,19 @@ async def test_check_redirect_refuses_an_out_of_scope_hop() -> None:
     assert info.value.reason == "prefix"
 
 
-async def test_a_redirect_to_another_scheme_is_blocked() -> None:
-    async with serve({"/x": _redirect("ftp://example.com/file")}) as s:
+@pytest.mark.parametrize("target", ["ftp://example.com/file", "mailto:someone@example.com", "javascript:x"])
+async def test_a_redirect_to_another_scheme_is_blocked(target: str) -> None:
+    async with serve({"/x": _redirect(target)}) as s:
         with pytest.raises(BlockedError) as info:
             await s.fetcher.fetch(s.url("/x"), user_agent=UA, delay=0.0, max_bytes=MiB)
     assert info.value.reason == "scheme"
+
+
+async def test_a_redirect_to_an_unparsable_url_is_blocked_as_invalid() -> None:
+    async with serve({"/x": _redirect("http://[::1/oops")}) as s:
+        with pytest.raises(BlockedError) as info:
+            await s.fetcher.fetch(s.url("/x"), user_agent=UA, delay=0.0, max_bytes=MiB)
+    assert info.value.reason == "invalid"
 
 
 async def test_a_body_over_max_bytes_raises_too_large_with_or_without_content_length() -> None:

@@ -206,3 +206,11 @@ async def test_legacy_numeric_ipv4_hosts_do_not_reach_loopback() -> None:
         for url in ("http://2130706433:9/", "http://127.1:9/", "http://0x7f000001:9/"):
             with pytest.raises(BlockedError):
                 await fetcher.fetch(url, user_agent=UA, delay=0.0, max_bytes=1000)
+
+
+async def test_localhost_through_the_system_resolver_is_refused() -> None:
+    # getaddrinfo answers "localhost" from the hosts file: no network involved.
+    async with guarded_fetcher(None) as fetcher:
+        with pytest.raises(BlockedError) as info:
+            await fetcher.fetch("http://localhost:9/", user_agent=UA, delay=0.0, max_bytes=1000)
+    assert info.value.reason == "ssrf"

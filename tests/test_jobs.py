@@ -47,7 +47,8 @@ class FakeCrawl:
         progress: Callable[[CrawlProgress], None] | None = None,
     ) -> list[CrawlSummary]:
         self.calls.append((site_keys, mode))
-        assert progress is not None and stop is not None
+        assert progress is not None
+        assert stop is not None
         progress(CrawlProgress(site_key=site_keys[0], pages_done=1, pages_queued=self.pages - 1))
         self.running.set()
         if self.error is not None:
@@ -80,16 +81,21 @@ async def test_a_job_runs_to_completion_and_records_progress(tmp_path: Path) -> 
     jobs = JobManager(_config(tmp_path), crawl=crawl)
     await jobs.open()
     job, started = await jobs.start("docs", mode="incremental")
-    assert started and job.status in ("pending", "running")
+    assert started
+    assert job.status in ("pending", "running")
     await crawl.running.wait()
-    assert job.pages_processed == 1 and job.pages_queued == 3
+    assert job.pages_processed == 1
+    assert job.pages_queued == 3
     crawl.release.set()
     async with asyncio.timeout(5):
         await jobs.wait(job.job_id)
     assert job.status == "completed"
-    assert job.pages_processed == 4 and job.summary is not None and job.summary["added"] == 4
+    assert job.pages_processed == 4
+    assert job.summary is not None
+    assert job.summary["added"] == 4
     assert crawl.calls == [(["docs"], "incremental")]
-    assert job.completed_at is not None and job.duration_seconds() is not None
+    assert job.completed_at is not None
+    assert job.duration_seconds() is not None
     await jobs.close()
 
 
@@ -100,8 +106,10 @@ async def test_only_one_job_runs_per_site(tmp_path: Path) -> None:
     first, _ = await jobs.start("a")
     again, started = await jobs.start("a")
     other, other_started = await jobs.start("b")
-    assert not started and again is first
-    assert other_started and other.job_id != first.job_id
+    assert not started
+    assert again is first
+    assert other_started
+    assert other.job_id != first.job_id
     crawl.release.set()
     await jobs.close()
 
@@ -113,10 +121,12 @@ async def test_cancel_stops_the_crawl_through_its_stop_event(tmp_path: Path) -> 
     job, _ = await jobs.start("docs")
     await crawl.running.wait()
     cancelled, requested = await jobs.cancel(job.job_id, wait=5)
-    assert requested and cancelled.status == "cancelled"
+    assert requested
+    assert cancelled.status == "cancelled"
     assert "resume: true" in (cancelled.error_message or "")
     again, requested_again = await jobs.cancel(job.job_id)
-    assert not requested_again and again.status == "cancelled"
+    assert not requested_again
+    assert again.status == "cancelled"
     # the site is free again
     _, started = await jobs.start("docs")
     assert started
@@ -190,7 +200,8 @@ async def test_jobs_survive_a_restart_and_unfinished_ones_become_failed(tmp_path
     await restarted.open()
     assert restarted.get(done_job.job_id).status == "completed"
     lost = restarted.get(running_job.job_id)
-    assert lost.status == "failed" and "resume: true" in (lost.error_message or "")
+    assert lost.status == "failed"
+    assert "resume: true" in (lost.error_message or "")
     assert restarted.active_job("b") is None
     assert [j.job_id for j in restarted.recent()] == [running_job.job_id, done_job.job_id]
     await restarted.close()

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from mcp import Client
-from test_corpus import BASE, BETWEEN, _config, copy_index
-from test_jobs import FakeCrawl
 
 from doc_scraper import __version__
 from doc_scraper.mcp_tools import TOOL_NAMES, DocScraperMCPServer, build_server
+from tests.test_corpus import BASE, BETWEEN, _config, copy_index
+from tests.test_jobs import FakeCrawl
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -72,10 +72,13 @@ async def test_the_server_lists_eleven_typed_annotated_tools(server: DocScraperM
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert sorted(tools) == sorted(TOOL_NAMES)
         for name, tool in tools.items():
-            assert tool.description and len(tool.description) > 80, name
-            assert tool.output_schema is not None and tool.output_schema["type"] == "object", name
+            assert tool.description, name
+            assert len(tool.description) > 80, name
+            assert tool.output_schema is not None, name
+            assert tool.output_schema["type"] == "object", name
             hints = tool.annotations
-            assert hints is not None and hints.title, name
+            assert hints is not None, name
+            assert hints.title, name
             assert hints.read_only_hint is (name in READ_ONLY), name
             assert hints.open_world_hint is (name in OPEN_WORLD), name
             assert hints.destructive_hint is False, name
@@ -87,7 +90,8 @@ async def test_the_server_lists_eleven_typed_annotated_tools(server: DocScraperM
             "maximum": 1000,
             "default": 100,
         }
-        assert pages["offset"]["minimum"] == 0 and pages["offset"]["default"] == 0
+        assert pages["offset"]["minimum"] == 0
+        assert pages["offset"]["default"] == 0
         assert pages["site_key"]["enum"] == ["docs", "other"]
         assert tools["list_pages"].input_schema["required"] == ["site_key"]
         read = tools["read_page"].input_schema["properties"]
@@ -105,9 +109,11 @@ async def test_the_server_lists_eleven_typed_annotated_tools(server: DocScraperM
 async def test_describe_server_shows_sites_jobs_and_next_steps(server: DocScraperMCPServer) -> None:
     async with Client(server) as client:
         desc = await call(client, "describe_server")
-        assert desc["server"]["name"] == "doc-scraper" and desc["total_sites"] == 2
+        assert desc["server"]["name"] == "doc-scraper"
+        assert desc["total_sites"] == 2
         docs = next(s for s in desc["sites"] if s["key"] == "docs")
-        assert docs["pages"] == 4 and docs["last_crawled"]
+        assert docs["pages"] == 4
+        assert docs["last_crawled"]
         assert any("crawl_site(site_key='other')" in a for a in desc["next_actions"])
         listing = await call(client, "list_sites")
         assert [s["key"] for s in listing["sites"]] == ["docs", "other"]
@@ -116,11 +122,14 @@ async def test_describe_server_shows_sites_jobs_and_next_steps(server: DocScrape
 async def test_reading_tools_answer_from_the_index(server: DocScraperMCPServer) -> None:
     async with Client(server) as client:
         found = await call(client, "search_docs", query="exponential backoff", limit=3)
-        assert found["results"][0]["url"] == f"{BASE}/retries.html" and found["next_actions"]
+        assert found["results"][0]["url"] == f"{BASE}/retries.html"
+        assert found["next_actions"]
         pages = await call(client, "list_pages", site_key="docs", max_results=2)
-        assert pages["returned"] == 2 and pages["next_offset"] == 2
+        assert pages["returned"] == 2
+        assert pages["next_offset"] == 2
         page = await call(client, "read_page", site_key="docs", url=f"{BASE}/reference.html", max_bytes=500)
-        assert page["truncated"] and page["next_offset"] <= 500
+        assert page["truncated"]
+        assert page["next_offset"] <= 500
         rest = await call(
             client,
             "read_page",
@@ -129,9 +138,11 @@ async def test_reading_tools_answer_from_the_index(server: DocScraperMCPServer) 
             offset=page["next_offset"],
             max_bytes=1_048_576,
         )
-        assert not rest["truncated"] and rest["offset"] == page["next_offset"]
+        assert not rest["truncated"]
+        assert rest["offset"] == page["next_offset"]
         fresh = await call(client, "get_freshness", site_key="docs")
-        assert fresh["last_crawl_status"] == "completed" and "running_job" not in fresh
+        assert fresh["last_crawl_status"] == "completed"
+        assert "running_job" not in fresh
         diff = await call(client, "diff_crawl", site_key="docs", since=BETWEEN)
         assert len(diff["added"]) == len(diff["removed"]) == len(diff["changed"]) == 1
 
@@ -141,14 +152,17 @@ async def test_a_crawl_job_runs_in_the_background_and_reports_progress(
 ) -> None:
     async with Client(server) as client:
         started = await call(client, "crawl_site", site_key="docs", incremental=True)
-        assert started["status"] == "started" and started["mode"] == "incremental" and started["incremental"]
+        assert started["status"] == "started"
+        assert started["mode"] == "incremental"
+        assert started["incremental"]
         await crawl.running.wait()
         again = await call(client, "crawl_site", site_key="docs")
-        assert again["status"] == "already_running" and again["job_id"] == started["job_id"]
+        assert again["status"] == "already_running"
+        assert again["job_id"] == started["job_id"]
         status = await call(client, "get_job_status", job_id=started["job_id"])
-        assert (
-            status["status"] == "running" and status["pages_processed"] == 1 and status["pages_queued"] == 2
-        )
+        assert status["status"] == "running"
+        assert status["pages_processed"] == 1
+        assert status["pages_queued"] == 2
         fresh = await call(client, "get_freshness", site_key="docs")
         assert fresh["running_job"]["job_id"] == started["job_id"]
         # tool calls are answered while the job runs
@@ -159,8 +173,10 @@ async def test_a_crawl_job_runs_in_the_background_and_reports_progress(
             if status["status"] != "running":
                 break
             await asyncio.sleep(0.01)
-        assert status["status"] == "completed" and status["pages_processed"] == 3
-        assert status["summary"]["added"] == 3 and status["duration_seconds"] >= 0
+        assert status["status"] == "completed"
+        assert status["pages_processed"] == 3
+        assert status["summary"]["added"] == 3
+        assert status["duration_seconds"] >= 0
         assert crawl.calls == [(["docs"], "incremental")]
         desc = await call(client, "describe_server")
         assert desc["recent_jobs"][0]["job_id"] == started["job_id"]
@@ -173,9 +189,9 @@ async def test_cancel_crawl_stops_the_job_and_points_to_resume(
         job = await call(client, "crawl_site", site_key="other")
         await crawl.running.wait()
         cancelled = await call(client, "cancel_crawl", job_id=job["job_id"])
-        assert (
-            cancelled["cancelled"] and cancelled["status"] == "cancelled" and "resume" in cancelled["message"]
-        )
+        assert cancelled["cancelled"]
+        assert cancelled["status"] == "cancelled"
+        assert "resume" in cancelled["message"]
         again = await call(client, "cancel_crawl", job_id=job["job_id"])
         assert not again["cancelled"] or again["status"] == "cancelled"
         status = await call(client, "get_job_status", job_id=job["job_id"])
@@ -235,7 +251,8 @@ async def test_every_tool_has_a_bad_call_test() -> None:
 async def test_an_unknown_tool_lists_the_real_ones(server: DocScraperMCPServer) -> None:
     async with Client(server) as client:
         message = await error(client, "search")
-        assert "search_docs" in message and "describe_server" in message
+        assert "search_docs" in message
+        assert "describe_server" in message
 
 
 async def test_a_crash_inside_a_tool_is_a_tool_error_and_the_server_survives(

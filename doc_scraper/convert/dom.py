@@ -17,7 +17,6 @@ The converter gets a tree with little left to decide:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -28,6 +27,8 @@ from lxml.etree import Element
 from doc_scraper.models import SECTION_END, SECTION_MARK, SectionMark
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from lxml.etree import _Element as HtmlElement
 
 CODE_MARK = "\ue002"
@@ -36,27 +37,72 @@ HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 
 # Admonition containers (kind read from their classes) and their title elements.
 ADMONITIONS: tuple[str, ...] = (
-    "div.admonition", "details.admonition", "div.theme-admonition", "div.custom-block",
-    "aside.starlight-aside", "div.markdown-alert", "div.admonitionblock", "div.callout",
-    "div.alert", "div.hint", "div.warning", "div.note", "div.notice", "div.fern-callout",
-    "blockquote.callout", "div[data-callout]", "div.rm-Callout", "div.topic",
+    "div.admonition",
+    "details.admonition",
+    "div.theme-admonition",
+    "div.custom-block",
+    "aside.starlight-aside",
+    "div.markdown-alert",
+    "div.admonitionblock",
+    "div.callout",
+    "div.alert",
+    "div.hint",
+    "div.warning",
+    "div.note",
+    "div.notice",
+    "div.fern-callout",
+    "blockquote.callout",
+    "div[data-callout]",
+    "div.rm-Callout",
+    "div.topic",
 )
 ADMONITION_TITLES: tuple[str, ...] = (
-    "p.admonition-title", "p.custom-block-title", "p.starlight-aside__title", "p.markdown-alert-title",
-    "div.title", "summary", "td.icon", "h4.alert-heading", "div[class*='admonitionHeading']",
-    "p.callout-title", "div.callout-title", "p.topic-title",
+    "p.admonition-title",
+    "p.custom-block-title",
+    "p.starlight-aside__title",
+    "p.markdown-alert-title",
+    "div.title",
+    "summary",
+    "td.icon",
+    "h4.alert-heading",
+    "div[class*='admonitionHeading']",
+    "p.callout-title",
+    "div.callout-title",
+    "p.topic-title",
 )
 ADMONITION_KINDS: tuple[str, ...] = (
-    "note", "tip", "hint", "important", "warning", "caution", "danger", "error", "attention",
-    "info", "success", "seealso", "todo", "example", "abstract", "question", "failure", "bug",
-    "secondary", "details", "topic",
+    "note",
+    "tip",
+    "hint",
+    "important",
+    "warning",
+    "caution",
+    "danger",
+    "error",
+    "attention",
+    "info",
+    "success",
+    "seealso",
+    "todo",
+    "example",
+    "abstract",
+    "question",
+    "failure",
+    "bug",
+    "secondary",
+    "details",
+    "topic",
 )
 ADMONITION_LABELS: dict[str, str] = {"seealso": "See also", "secondary": "Note", "todo": "Todo"}
 
 # Headings that start an API definition (besides Sphinx dl > dt[id]).
 DEFINITION_HEADINGS: tuple[str, ...] = (
-    "h3.code-header", "h4.code-header", "section.detail > h3", "section.detail > h4",
-    "h3.tsd-anchor-link", "h2.memtitle",
+    "h3.code-header",
+    "h4.code-header",
+    "section.detail > h3",
+    "section.detail > h4",
+    "h3.tsd-anchor-link",
+    "h2.memtitle",
 )
 SPHINX_DOMAINS: frozenset[str] = frozenset(
     {"py", "c", "cpp", "js", "rst", "std", "http", "mat", "rb", "php", "go", "ts"}
@@ -64,15 +110,55 @@ SPHINX_DOMAINS: frozenset[str] = frozenset(
 # Class conventions carrying a code block's language, most specific first.
 _LANG_CLASS = re.compile(r"^(?:language|lang|highlight|brush|sourceCode|hljs-lang)[-:]([\w+#.-]+)$")
 _LANG_ALIASES: dict[str, str] = {
-    "python3": "python", "py": "python", "py3": "python", "default": "python", "ipython3": "python",
-    "ipython": "python", "none": "text", "plaintext": "text", "plain": "text", "txt": "text",
-    "nohighlight": "text", "shell": "sh", "shell-session": "console", "sh-session": "console",
-    "js": "javascript", "ts": "typescript", "c++": "cpp", "yml": "yaml", "rs": "rust",
-    "doscon": "doscon", "pycon3": "pycon", "text-only": "text",
+    "python3": "python",
+    "py": "python",
+    "py3": "python",
+    "default": "python",
+    "ipython3": "python",
+    "ipython": "python",
+    "none": "text",
+    "plaintext": "text",
+    "plain": "text",
+    "txt": "text",
+    "nohighlight": "text",
+    "shell": "sh",
+    "shell-session": "console",
+    "sh-session": "console",
+    "js": "javascript",
+    "ts": "typescript",
+    "c++": "cpp",
+    "yml": "yaml",
+    "rs": "rust",
+    "doscon": "doscon",
+    "pycon3": "pycon",
+    "text-only": "text",
 }
 _BARE_LANGS = frozenset(
-    {"rust", "python", "javascript", "typescript", "bash", "sh", "shell", "json", "yaml", "toml", "c",
-     "cpp", "java", "go", "ruby", "html", "xml", "css", "sql", "console", "diff", "text", "ini"}
+    {
+        "rust",
+        "python",
+        "javascript",
+        "typescript",
+        "bash",
+        "sh",
+        "shell",
+        "json",
+        "yaml",
+        "toml",
+        "c",
+        "cpp",
+        "java",
+        "go",
+        "ruby",
+        "html",
+        "xml",
+        "css",
+        "sql",
+        "console",
+        "diff",
+        "text",
+        "ini",
+    }
 )
 _PERMALINK_TEXTS = frozenset({"", "¶", "#", "§", "🔗", "\u200b", "link", "permalink"})
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
@@ -106,7 +192,8 @@ def text_of(el: HtmlElement) -> str:
 
 
 def _classes(el: HtmlElement) -> list[str]:
-    return (el.get("class") or "").split()
+    classes: list[str] = (el.get("class") or "").split()
+    return classes
 
 
 def _replace(old: HtmlElement, new: HtmlElement) -> None:
@@ -202,12 +289,11 @@ def _span(text: str) -> HtmlElement:
 
 
 def _lang_from(el: HtmlElement) -> str | None:
-    for attr in ("data-lang", "data-language", "lang"):
+    for attr in ("data-lang", "data-language"):
         value = el.get(attr)
-        if value and attr != "lang":
-            return value.strip().lower()
-    classes = _classes(el)
-    for cls in classes:
+        if value:
+            return str(value).strip().lower()
+    for cls in _classes(el):
         m = _LANG_CLASS.match(cls)
         if m:
             return m.group(1).lower()
@@ -258,13 +344,19 @@ def _code_text(pre: HtmlElement) -> str:
     return text.rstrip("\n").rstrip() if not text.rstrip("\n").endswith(" ") else text.rstrip("\n")
 
 
-_GUTTER_HINTS = ("span.linenos", "span.lineno", "span.line-number", "div.line-numbers", "button")
+_GUTTER_HINTS = ("span.linenos", "span.lineno", "span.line-number", "div.line-numbers", "pre button")
 
 
-def extract_code(region: HtmlElement, prepared: Prepared, may_match: Callable[[str], bool] | None = None) -> None:
+def extract_code(
+    region: HtmlElement, prepared: Prepared, may_match: Callable[[str], bool] | None = None
+) -> None:
     """Replace code blocks with placeholders, keeping text and language aside."""
+
+    def possible(selector: str) -> bool:
+        return may_match is None or may_match(selector)
+
     # Pygments "table" line numbers: keep only the code cell.
-    for table in list(region.iter("table")):
+    for table in list(region.iter("table")) if possible("table.highlighttable") else ():
         if "highlighttable" in _classes(table):
             code_pre = table.find(".//td[@class='code']//pre")
             if code_pre is None:
@@ -275,10 +367,10 @@ def extract_code(region: HtmlElement, prepared: Prepared, may_match: Callable[[s
                 _replace(table, code_pre)
                 del wrapper
     # Doxygen fragments are <div class="fragment"><div class="line">...
-    for div in list(region.iter("div")):
+    for div in list(region.iter("div")) if possible("div.fragment") else ():
         if "fragment" in _classes(div) and div.find("pre") is None:
             div.tag = "pre"
-    gutters = may_match is None or any(may_match(s) for s in _GUTTER_HINTS)
+    gutters = any(possible(s) for s in _GUTTER_HINTS)
     for pre in list(region.iter("pre")):
         parent = pre.getparent()
         if parent is None or _inside(pre, "pre"):
@@ -453,7 +545,9 @@ def _is_plain_block_context(el: HtmlElement, region: HtmlElement) -> bool:
     return True
 
 
-def mark_sections(region: HtmlElement, prepared: Prepared, may_match: Callable[[str], bool] | None = None) -> None:
+def mark_sections(
+    region: HtmlElement, prepared: Prepared, may_match: Callable[[str], bool] | None = None
+) -> None:
     """Insert section markers before headings and API definitions; rewrite definition lists."""
     used: set[str] = set()
     heading_level = 0
@@ -479,7 +573,9 @@ def mark_sections(region: HtmlElement, prepared: Prepared, may_match: Callable[[
             _replace(el, p)
             if anchor and _is_plain_block_context(dl, region):
                 level = min(6, max(heading_level, 0) + nesting)
-                _insert_mark(p, prepared, SectionMark(_unique(anchor, used), "definition", max(level, 1), title))
+                _insert_mark(
+                    p, prepared, SectionMark(_unique(anchor, used), "definition", max(level, 1), title)
+                )
             continue
         strip_permalinks(el)
         text = text_of(el)
@@ -503,8 +599,8 @@ def mark_sections(region: HtmlElement, prepared: Prepared, may_match: Callable[[
     # API description lists: the dd content flows as ordinary blocks.
     for dl in list(region.iter("dl")):
         if _is_api_dl(dl):
-            for dd in list(dl.iter("dd")):
-                if dd.getparent() is dl:
+            for dd in dl:
+                if dd.tag == "dd":
                     dd.tag = "div"
                     dd.attrib.clear()
             dl.tag = "div"

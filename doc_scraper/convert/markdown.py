@@ -11,7 +11,6 @@ are replaced by fenced blocks built from the DOM text afterwards.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -19,10 +18,13 @@ from typing import TYPE_CHECKING, Any
 import lxml.etree
 
 from doc_scraper.convert.dom import CODE_END, CODE_MARK, CodeBlock, prepare
-from doc_scraper.models import SectionMark
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from lxml.etree import _Element as HtmlElement
+
+    from doc_scraper.models import SectionMark
 
 DEFAULT_CONVERTER = "markdownify-rs"
 CONVERTERS = ("markdownify-rs", "markdownify", "html-to-markdown")
@@ -35,9 +37,7 @@ _OPTIONS: dict[str, Any] = {
     "escape_misc": False,
     "table_infer_header": True,
 }
-_PLACEHOLDER_LINE = re.compile(
-    "^([ \t>]*)" + CODE_MARK + r"(\d+)" + CODE_END + "[ \t]*$", re.MULTILINE
-)
+_PLACEHOLDER_LINE = re.compile("^([ \t>]*)" + CODE_MARK + r"(\d+)" + CODE_END + "[ \t]*$", re.MULTILINE)
 _PLACEHOLDER_INLINE = re.compile(CODE_MARK + r"(\d+)" + CODE_END)
 _BLANK_RUNS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
 _TRAILING_WS_BLANK = re.compile(r"^[ \t]+$", re.MULTILINE)
@@ -75,8 +75,12 @@ def _converter(name: str) -> Callable[[str], str]:
         import html_to_markdown
 
         options = html_to_markdown.ConversionOptions(
-            heading_style="atx", bullets="-", escape_asterisks=False, escape_underscores=False,
-            escape_misc=False, code_block_style="backticks",
+            heading_style="atx",
+            bullets="-",
+            escape_asterisks=False,
+            escape_underscores=False,
+            escape_misc=False,
+            code_block_style="backticks",
         )
 
         def run_h2m(html: str) -> str:

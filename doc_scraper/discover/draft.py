@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from doc_scraper.config.durations import format_duration
 from doc_scraper.config.load import SITE_KEY_PATTERN
 from doc_scraper.discover.preview import PREVIEW_LINES_JSON, PREVIEW_LINES_TEXT, Preview, preview_page
-from doc_scraper.discover.probe import ProbeResult, probe_site
-from doc_scraper.discover.scope import ScopeProposal, propose_scope
-from doc_scraper.errors import ConfigError
+from doc_scraper.discover.probe import PROBE_BUDGET_S, ProbeResult, make_prober, normalize_seed, within_budget
+from doc_scraper.discover.scope import ScopeProposal, propose_scope, same_host
+from doc_scraper.errors import ConfigError, FetchError
 
 if TYPE_CHECKING:
     from doc_scraper.config.schema import Config
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
 GENERIC_LABELS = frozenset({"www", "docs", "doc", "documentation", "help", "developer", "developers", "api"})
 _TITLE_SKIP = frozenset({"documentation", "docs", "welcome", "home", "index", "overview", "the", "to"})
 VALIDATED = ("high", "medium")
+WEAK_PREVIEW_CHARS = 500  # a seed page with less text than this is probably a landing page
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +68,7 @@ class Draft:
                 "version": self.scope.version,
             },
             "preview": {
+                "url": preview.url,
                 "title": preview.title,
                 "markdown": preview.head(PREVIEW_LINES_JSON),
                 "chars": preview.chars,
@@ -127,11 +132,16 @@ def build_draft(
     site_key: str | None = None,
     selector: str | None = None,
     depth: int | None = None,
+    sample: Preview | None = None,
 ) -> Draft:
-    """Assemble the entry from the probe, the preview and the scope; explain every field."""
+    """Assemble the entry from the probe, the preview and the scope; explain every field.
+
+    ``sample`` is the preview of a typical page, taken when the seed is a landing page.
+    """
     final = probe.final_url
     host = urlsplit(final).hostname or ""
     detection = preview.detection
+    seed_markdown = preview.markdown
     evidence = list(probe.evidence)
     warnings = list(probe.warnings)
 
@@ -148,7 +158,8 @@ def build_draft(
     else:
         key = propose_site_key(final, preview.title, detection.framework, scope.prefix, existing_keys)
         evidence.append(
-            f"site key {key}: from the host name" + (" (taken keys skipped)" if key[-1].isdigit() else "")
+            f"site key {key}: proposed from the URL and the page title"
+            + (" (taken keys skipped)" if key[-1].isdigit() else "")
         )
 
     # content_selector: the flag, else the detected framework's selector if it held the content here
@@ -165,7 +176,18 @@ def build_draft(
         )
     else:
         content_selector = "auto"
-        if detection.confidence == "js-rendered" or preview.needs_javascript:
+        sample_ok = (
+            sample is not None and sample.detection.confidence in VALIDATED and sample.detection.selector
+        )
+        if sample is not None and sample_ok:
+            evidence.append(
+                f"content_selector auto: on the typical page {sample.url} the {sample.detection.framework} "
+                f"selector {sample.detection.selector!r} holds {sample.chars} characters, but the seed page "
+                "does not fit it (a landing page), so each page is detected during the crawl"
+            )
+            if detection.confidence not in VALIDATED:
+                detection = sample.detection
+        elif detection.confidence == "js-rendered" or preview.needs_javascript:
             warnings.append(
                 f"the seed page is rendered by JavaScript ({detection.framework}); "
                 "the crawl will find little text without a browser"
@@ -180,6 +202,11 @@ def build_draft(
                 "no docs framework recognised: content_selector auto falls back to readability; "
                 "check the preview, or give -selector CSS"
             )
+    if sample is not None and not selector:
+        preview = sample  # the typical page shows what the crawl will write better than a landing page
+        evidence.append(
+            f"preview: {sample.url} (the seed page has {len(seed_markdown)} characters of Markdown)"
+        )
 
     max_depth = scope.max_depth
     if depth is not None:
@@ -242,6 +269,37 @@ def _canonical_host(probe: ProbeResult) -> str:
     return (urlsplit(match.group(1).decode("utf-8", "replace")).hostname or "").lower()
 
 
+def pick_sample(urls: tuple[str, ...] | list[str], scope: ScopeProposal, seed: str) -> str | None:
+    """A typical page in scope to validate the selector on: the middle page of the largest section."""
+    host = urlsplit(seed).hostname or ""
+    seed_path = urlsplit(seed).path
+    best_section = scope.clusters[0][0] if scope.clusters else ""
+    candidates = []
+    for url in urls:
+        parts = urlsplit(url)
+        path = parts.path or "/"
+        if (
+            not same_host(parts.hostname or "", host)
+            or not path.startswith(scope.prefix)
+            or path == seed_path
+        ):
+            continue
+        if any(re.match(pattern, path) for pattern in scope.disallowed_path_patterns):
+            continue
+        rest = path[len(scope.prefix) :]
+        if best_section.endswith("/") and not rest.startswith(best_section):
+            continue
+        candidates.append((path.count("/"), path, url))
+    if not candidates:
+        return None
+    candidates.sort()
+    return candidates[len(candidates) // 2][2]
+
+
+def _weak(preview: Preview) -> bool:
+    return preview.detection.confidence not in VALIDATED or preview.chars < WEAK_PREVIEW_CHARS
+
+
 async def draft_site(
     url: str,
     config: Config,
@@ -250,14 +308,33 @@ async def draft_site(
     selector: str | None = None,
     depth: int | None = None,
     user_agent: str | None = None,
+    budget_s: float = PROBE_BUDGET_S,
 ) -> Draft:
-    """Probe ``url`` and propose an entry for ``config`` (nothing is written)."""
-    probe = await probe_site(url, config, user_agent=user_agent)
-    page = probe.page
-    preview = await asyncio.to_thread(
-        preview_page, page.body, page.final_url, selector or "auto", page.charset
-    )
-    scope = propose_scope(page.final_url, list(probe.sitemap_urls) or None)
+    """Probe ``url`` and propose an entry for ``config`` (nothing is written).
+
+    When the seed is a landing page whose framework selector cannot be validated, one
+    typical page from the sitemap is fetched and previewed as well.
+    """
+    seed = normalize_seed(url)
+    async with within_budget(seed, budget_s), make_prober(config, user_agent=user_agent) as prober:
+        probe = await prober.run(seed)
+        page = probe.page
+        preview = await asyncio.to_thread(
+            preview_page, page.body, page.final_url, selector or "auto", page.charset
+        )
+        scope = propose_scope(page.final_url, list(probe.sitemap_urls) or None)
+        sample: Preview | None = None
+        sample_url = pick_sample(probe.sitemap_urls, scope, page.final_url) if _weak(preview) else None
+        if sample_url:
+            try:
+                fetched = await prober.fetch_page(sample_url)
+            except FetchError as exc:
+                logger.info("add.sample_failed", extra={"url": sample_url, "error": str(exc)})
+            else:
+                sample = await asyncio.to_thread(
+                    preview_page, fetched.body, fetched.final_url, selector or "auto", fetched.charset
+                )
+        probe = replace(probe, requests=prober.requests)
     return build_draft(
         probe,
         preview,
@@ -266,6 +343,7 @@ async def draft_site(
         site_key=site_key,
         selector=selector,
         depth=depth,
+        sample=sample,
     )
 
 
@@ -293,7 +371,8 @@ def render_text(draft: Draft, config_path: str) -> str:
     ratio = f"{p.page_text_ratio:.0%}"
     lines += [
         "",
-        f"Preview of {draft.entry['start_urls'][0]} ({p.chars} characters, {ratio} of the page text, "
+        f"Preview of {p.url or draft.entry['start_urls'][0]} "
+        f"({p.chars} characters, {ratio} of the page text, "
         f"code blocks {p.code_blocks_kept}/{p.code_blocks_total}, {p.headings} headings, "
         f"nav leak {p.nav_leak}):",
     ]

@@ -33,6 +33,7 @@ _HEADING = re.compile(r"^#{1,4}\s+\S")
 class Preview:
     """The extracted Markdown of the seed page and its quality numbers."""
 
+    url: str = ""
     markdown: str = ""
     chars: int = 0
     page_text_ratio: float = 0.0  # visible text in the region / visible text in <body>
@@ -56,10 +57,11 @@ def preview_page(
     try:
         page = parse_page(body, url, ExtractOptions(content_selector=content_selector), charset)
     except DocScraperError as exc:
-        return Preview(error=str(exc))
+        return Preview(url=url, error=str(exc))
     stats = _region_stats(body, url, page.detection.selector, charset, page.detection.framework)
     markdown = page.markdown
     return Preview(
+        url=url,
         markdown=markdown,
         chars=len(markdown),
         page_text_ratio=stats[0],

@@ -8,6 +8,7 @@ time budget. Nothing is written; the result feeds ``scope.propose_scope`` and ``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 from dataclasses import dataclass, replace
@@ -23,6 +24,10 @@ from doc_scraper.frontier.robots import RobotsRules
 from doc_scraper.urls import origin
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    import aiohttp
+
     from doc_scraper.config.schema import Config
     from doc_scraper.models import FetchResult
 
@@ -136,22 +141,29 @@ class Prober:
         self.evidence: list[str] = []
         self.warnings: list[str] = []
         self._fetcher: Fetcher | None = None
+        self._session: aiohttp.ClientSession | None = None
+
+    async def __aenter__(self) -> Prober:
+        self._session = make_session(self.config)
+        retry = RetryPolicy(max_retries=min(self.config.max_retries, 2), initial_delay=0.5, max_delay=5.0)
+        self._fetcher = Fetcher(
+            self._session,
+            HostLimits(1, 1, 0.0),
+            retry,
+            max_redirects=self.config.max_redirects,
+            allow_private_networks=self.config.http_client_settings.allow_private_networks,
+        )
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._session is not None:
+            await self._session.close()
+        self._session = None
+        self._fetcher = None
 
     async def run(self, seed: str) -> ProbeResult:
-        session = make_session(self.config)
-        try:
-            limits = HostLimits(1, 1, 0.0)
-            retry = RetryPolicy(max_retries=min(self.config.max_retries, 2), initial_delay=0.5, max_delay=5.0)
-            self._fetcher = Fetcher(
-                session,
-                limits,
-                retry,
-                max_redirects=self.config.max_redirects,
-                allow_private_networks=self.config.http_client_settings.allow_private_networks,
-            )
-            return await self._probe(seed)
-        finally:
-            await session.close()
+        """robots.txt, the seed page, /llms.txt and the sitemap (inside ``async with``)."""
+        return await self._probe(seed)
 
     async def _probe(self, seed: str) -> ProbeResult:
         # 1. robots.txt of the seed's origin
@@ -308,17 +320,27 @@ class Prober:
         return "", [], ""
 
 
+def make_prober(config: Config, *, user_agent: str | None = None) -> Prober:
+    """A ``Prober`` for ``config``'s client settings; use it as ``async with``."""
+    probe_config = replace(config, max_requests=max(1, config.max_requests))
+    return Prober(probe_config, user_agent=user_agent or config.default_user_agent)
+
+
 async def probe_site(
     url: str, config: Config, *, user_agent: str | None = None, budget_s: float = PROBE_BUDGET_S
 ) -> ProbeResult:
     """Probe ``url`` with the config's client settings; raise ``FetchError``/``BlockedError`` on refusal."""
     seed = normalize_seed(url)
-    agent = user_agent or config.default_user_agent
-    probe_config = replace(config, max_requests=max(1, config.max_requests))
-    prober = Prober(probe_config, user_agent=agent)
+    async with within_budget(seed, budget_s), make_prober(config, user_agent=user_agent) as prober:
+        return await prober.run(seed)
+
+
+@contextlib.asynccontextmanager
+async def within_budget(seed: str, budget_s: float) -> AsyncIterator[None]:
+    """Turn running out of ``budget_s`` into a ``FetchError`` that says so."""
     try:
         async with asyncio.timeout(budget_s):
-            return await prober.run(seed)
+            yield
     except FetchError:
         raise  # FetchTimeout is a TimeoutError too: keep its own message
     except TimeoutError as exc:
@@ -327,4 +349,14 @@ async def probe_site(
         ) from exc
 
 
-__all__ = ["ProbeResult", "RobotsInfo", "count_llms_links", "normalize_seed", "parse_robots", "probe_site"]
+__all__ = [
+    "ProbeResult",
+    "Prober",
+    "RobotsInfo",
+    "count_llms_links",
+    "make_prober",
+    "normalize_seed",
+    "parse_robots",
+    "probe_site",
+    "within_budget",
+]

@@ -16,19 +16,42 @@ _BOMS: tuple[tuple[bytes, str], ...] = (
 )
 # Magic numbers of formats a docs crawler meets instead of HTML.
 _BINARY_MAGIC: tuple[bytes, ...] = (
-    b"%PDF-", b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"PK\x03\x04", b"\x1f\x8b", b"BZh", b"\xfd7zXZ",
-    b"RIFF", b"\x00\x00\x01\x00", b"wOFF", b"wOF2", b"\x7fELF",
+    b"%PDF-",
+    b"\x89PNG",
+    b"GIF8",
+    b"\xff\xd8\xff",
+    b"PK\x03\x04",
+    b"\x1f\x8b",
+    b"BZh",
+    b"\xfd7zXZ",
+    b"RIFF",
+    b"\x00\x00\x01\x00",
+    b"wOFF",
+    b"wOF2",
+    b"\x7fELF",
 )
-_META_CHARSET = re.compile(
-    rb"""<meta[^>]+?charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.IGNORECASE
-)
+_META_CHARSET = re.compile(rb"""<meta[^>]+?charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.IGNORECASE)
 # WHATWG: these labels mean a superset encoding in browsers.
 _ALIASES: dict[str, str] = {
-    "iso-8859-1": "cp1252", "iso8859-1": "cp1252", "latin-1": "cp1252", "latin1": "cp1252",
-    "us-ascii": "cp1252", "ascii": "cp1252", "l1": "cp1252", "iso_8859-1": "cp1252",
-    "x-sjis": "cp932", "shift_jis": "cp932", "shift-jis": "cp932", "sjis": "cp932", "windows-31j": "cp932",
-    "gb2312": "gbk", "euc-kr": "cp949", "utf8": "utf-8", "x-user-defined": "cp1252",
-    "iso-8859-9": "cp1254", "tis-620": "cp874",
+    "iso-8859-1": "cp1252",
+    "iso8859-1": "cp1252",
+    "latin-1": "cp1252",
+    "latin1": "cp1252",
+    "us-ascii": "cp1252",
+    "ascii": "cp1252",
+    "l1": "cp1252",
+    "iso_8859-1": "cp1252",
+    "x-sjis": "cp932",
+    "shift_jis": "cp932",
+    "shift-jis": "cp932",
+    "sjis": "cp932",
+    "windows-31j": "cp932",
+    "gb2312": "gbk",
+    "euc-kr": "cp949",
+    "utf8": "utf-8",
+    "x-user-defined": "cp1252",
+    "iso-8859-9": "cp1254",
+    "tis-620": "cp874",
 }
 
 

@@ -120,11 +120,11 @@ def visible_text_length(el: HtmlElement, stop: int | None = None) -> int:
 def generators(doc: HtmlElement) -> list[str]:
     """Lower-cased <meta name=generator> values."""
     head = doc.find("head")
-    found = []
-    for meta in (head if head is not None else doc).iter("meta"):
-        if (meta.get("name") or "").lower() == "generator":
-            found.append((meta.get("content") or "").lower())
-    return found
+    return [
+        (meta.get("content") or "").lower()
+        for meta in (head if head is not None else doc).iter("meta")
+        if (meta.get("name") or "").lower() == "generator"
+    ]
 
 
 def _has_asset(index: PageIndex, subs: tuple[str, ...]) -> bool:
@@ -198,10 +198,14 @@ def detect(doc: HtmlElement, index: PageIndex) -> tuple[Detection, Profile | Non
             best, best_score, best_source = profile, score, source
     if best is None or best_score < 2:
         if is_empty_spa(doc, index):
-            return Detection(framework="js-shell", confidence="js-rendered", source="shell",
-                             generator=generator), None
+            return Detection(
+                framework="js-shell", confidence="js-rendered", source="shell", generator=generator
+            ), None
         return Detection(generator=generator), None
-    specific = best_score >= 4 and best_source == "generator" and any(
-        tok in g for tok in best.generator for g in gens)
+    specific = (
+        best_score >= 4
+        and best_source == "generator"
+        and any(tok in g for tok in best.generator for g in gens)
+    )
     confidence = "high" if specific or best_score >= 6 else "medium"
     return Detection(framework=best.id, confidence=confidence, source=best_source, generator=generator), best

@@ -19,7 +19,7 @@ def base_url(doc: HtmlElement, url: str) -> str:
     for base in (head if head is not None else doc).iter("base"):
         href = (base.get("href") or "").strip()
         if href:
-            return urljoin(url, href)
+            return str(urljoin(url, href))
         break
     return url
 
@@ -79,7 +79,9 @@ class Resolver:
             return self._slow(href)
         colon = href.find(":")
         if colon > 0:
-            stop = min((p for p in (href.find("/"), href.find("?"), href.find("#")) if p >= 0), default=len(href))
+            stop = min(
+                (p for p in (href.find("/"), href.find("?"), href.find("#")) if p >= 0), default=len(href)
+            )
             if colon < stop:
                 scheme = href[:colon].lower()
                 if scheme in _SCHEMES and href[colon + 1 : colon + 3] == "//":
@@ -156,7 +158,23 @@ def extract_links(
             target = resolver.link(href)
             if target is not None and target not in seen:
                 seen[target] = None
+    refresh = refresh_target(doc, resolver)
+    if refresh is not None and refresh not in seen:
+        seen[refresh] = None
     return tuple(seen)
+
+
+def refresh_target(doc: HtmlElement, resolver: Resolver) -> str | None:
+    """Where a <meta http-equiv=refresh> sends the reader (redirect stubs), absolute."""
+    head = doc.find("head")
+    for meta in (head if head is not None else doc).iter("meta"):
+        if (meta.get("http-equiv") or "").lower() == "refresh":
+            _, sep, rest = (meta.get("content") or "").partition(";")
+            rest = rest.strip()
+            if sep and rest.lower().startswith("url"):
+                target = rest[3:].lstrip(" =").strip("'\" ")
+                return resolver.link(target) if target else None
+    return None
 
 
 def canonical_url(doc: HtmlElement, resolver: Resolver) -> str | None:

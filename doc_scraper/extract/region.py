@@ -20,10 +20,11 @@ import lxml.html
 from doc_scraper.errors import ExtractError
 from doc_scraper.extract.detect import PageIndex, css, detect, visible_text_length
 from doc_scraper.extract.profiles import CHROME, Profile
-from doc_scraper.models import Detection
 
 if TYPE_CHECKING:
     from lxml.etree import _Element as HtmlElement
+
+    from doc_scraper.models import Detection
 
 logger = logging.getLogger(__name__)
 
@@ -50,7 +51,9 @@ def _first(
         try:
             found = index.select(doc, sel) if index is not None else css(sel)(doc)
         except Exception as exc:  # cssselect raises its own SelectorSyntaxError family
-            raise ExtractError("", f"content_selector {sel!r} is not valid CSS ({exc}); fix the selector") from exc
+            raise ExtractError(
+                "", f"content_selector {sel!r} is not valid CSS ({exc}); fix the selector"
+            ) from exc
         for el in found[:5]:
             if min_text == 0:
                 if _has_content(el):
@@ -90,8 +93,10 @@ def select_region(
             raise ExtractError(url, str(exc).lstrip(": ")) from exc
         if el is None:
             raise ExtractError(
-                url, f"content_selector {content_selector!r} matched no element with content; "
-                "fix the selector or use content_selector: auto")
+                url,
+                f"content_selector {content_selector!r} matched no element with content; "
+                "fix the selector or use content_selector: auto",
+            )
         return el, replace(detection, selector=sel), profile
     if profile is not None:
         el, sel = _first(doc, index, list(profile.content), MIN_REGION_TEXT)
@@ -172,7 +177,8 @@ def clean_region(region: HtmlElement, profile: Profile | None, index: PageIndex)
         anywhere = by_tag.pop(None, [])
         candidates = region.iter() if anywhere else region.iter(*by_tag)
         doomed.extend(
-            el for el in candidates
+            el
+            for el in candidates
             if el is not region and any(m.test(el) for m in (by_tag.get(el.tag, anywhere) + anywhere))
         )
     for el in doomed:

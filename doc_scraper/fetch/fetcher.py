@@ -218,8 +218,14 @@ class Fetcher:
             if hop.location is None:
                 break
             try:
-                target = _drop_fragment(urljoin(current, hop.location))
+                target = _drop_fragment(urljoin(current, hop.location.strip()))
+                if urlsplit(target).scheme.lower() not in ("http", "https"):
+                    raise BlockedError(url, f"redirect to non-HTTP URL {target}", reason="scheme")
                 _check_url(target)
+            except ValueError as exc:
+                raise BlockedError(url, f"redirect to an invalid URL: {exc}", reason="invalid") from exc
+            except BlockedError:
+                raise
             except FetchError as exc:
                 raise BlockedError(url, f"redirect to an invalid URL: {exc}", reason="invalid") from exc
             if len(hops) >= self._max_redirects:
@@ -228,8 +234,6 @@ class Fetcher:
                     f"more than {self._max_redirects} redirects (last to {target}); raise max_redirects",
                     reason="too_many_redirects",
                 )
-            if urlsplit(target).scheme.lower() not in ("http", "https"):
-                raise BlockedError(url, f"redirect to non-HTTP URL {target}", reason="scheme")
             key = try_normalize_url(target) or target
             if key in seen:
                 raise BlockedError(url, f"redirect loop at {target}", reason="redirect_loop")

@@ -90,8 +90,22 @@ class HostLimits:
         if sem is None:
             sem = self._host_sems[host] = asyncio.Semaphore(self._per_host_limit)
         async with sem:
-            wait = self._reserve(host, delay)
-            if wait > 0:
-                await asyncio.sleep(wait)
+            await self._wait_turn(host, delay)
             async with self._global:
                 yield
+
+    async def _wait_turn(self, host: str, delay: float) -> None:
+        """Sleep until ``host`` is free, then book the next slot from the real start time.
+
+        Booking from the actual wake-up (not the planned one) keeps the gap
+        between two starts at least the spacing even when the loop wakes late.
+        """
+        spacing = delay * self._rand(1.0 - self._jitter, 1.0 + self._jitter) if delay > 0 else 0.0
+        spacing = max(spacing, self._floor.get(host, 0.0))
+        while True:
+            now = self._clock()
+            free_at = self._next_free.get(host, 0.0)
+            if now >= free_at:
+                self._next_free[host] = now + spacing
+                return
+            await asyncio.sleep(free_at - now)

@@ -34,6 +34,16 @@ MAX_LIMIT = 100
 # bm25 column weights: title, heading_text, text, identifiers
 BM25_WEIGHTS = (6.0, 4.0, 1.0, 1.5)
 SNIPPET_TOKENS = 16
+# Re-scoring weights, tuned on search-python.jsonl (see benchmarks/bench_search.py).
+W_COVERAGE = 1.0  # idf-weighted share of query terms in the section
+W_HEADING = 1.0  # ... in its heading path or page title
+W_IDENT_DEFINES = 1.0  # the section's anchor or heading is a query identifier
+W_IDENT_MENTIONS = 0.2  # its text mentions one
+W_PROXIMITY = 0.5  # share of adjacent query-term pairs found within PAIR_DISTANCE tokens
+W_PAGE = 0.3  # times the page's next-best section scores
+PAGE_SECTIONS = 3
+PAIR_DISTANCE = 3
+MAX_PAIRS = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +72,7 @@ class _Candidate:
     crawled_at: str
     bm25: float = 0.0  # positive, higher is better
     ident: int = 0  # 2: defines a query identifier, 1: mentions one
+    pairs: int = 0  # adjacent query-term pairs found close together
     length: int = 0  # characters of text
     terms: list[int] = field(default_factory=list)  # per query term: bits 1 anywhere, 2 heading path, 4 page title
     score: float = 0.0
@@ -102,7 +113,8 @@ def search(conn: apsw.Connection, query: str, *, site_key: str | None = None, li
     if not candidates:
         return []
     weights = _term_info(conn, parsed, candidates)
-    ranked = _rescore(weights, list(candidates.values()))
+    n_pairs = _pair_info(conn, parsed, candidates)
+    ranked = _rescore(weights, n_pairs, list(candidates.values()))
     chosen: list[_Candidate] = []
     pages_seen: set[tuple[str, str]] = set()
     for cand in ranked:
@@ -199,25 +211,51 @@ def _term_info(conn: apsw.Connection, parsed: ParsedQuery, candidates: dict[int,
     return weights
 
 
-def _rescore(weights: list[float], cands: list[_Candidate]) -> list[_Candidate]:
+def _pair_info(conn: apsw.Connection, parsed: ParsedQuery, candidates: dict[int, _Candidate]) -> int:
+    """Count, per candidate, the adjacent query-term pairs it holds close together; returns the pair count."""
+    pairs = list(zip(parsed.terms, parsed.terms[1:], strict=False))[:MAX_PAIRS]
+    for a, b in pairs:
+        near = f'NEAR("{_fts_escape(a)}" "{_fts_escape(b)}", {PAIR_DISTANCE})'
+        for (rowid,) in conn.execute("SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?", (near,)):
+            cand = candidates.get(rowid)
+            if cand is not None:
+                cand.pairs += 1
+    return len(pairs)
+
+
+def _fts_escape(term: str) -> str:
+    return term.replace('"', '""')
+
+
+def _rescore(weights: list[float], n_pairs: int, cands: list[_Candidate]) -> list[_Candidate]:
+    """Final score = normalised bm25 + term coverage + heading coverage + identifier + proximity + page.
+
+    Coverage terms are idf-weighted shares of the query's distinct terms, so a
+    section holding every rare term beats one repeating a common term. The
+    page part adds the page's next-best sections, favouring pages that are
+    about the query over a stray mention.
+    """
     top_bm25 = max((c.bm25 for c in cands), default=0.0) or 1.0
     total_weight = sum(weights) or 1.0
     for cand in cands:
         coverage = sum(w for w, t in zip(weights, cand.terms, strict=False) if t) / total_weight
         heading_cov = sum(w for w, t in zip(weights, cand.terms, strict=False) if t & 6) / total_weight
-        score = cand.bm25 / top_bm25 + 1.0 * coverage + 0.5 * heading_cov
-        if cand.ident == 2:
-            score += 1.0
-        elif cand.ident == 1:
-            score += 0.2
+        score = cand.bm25 / top_bm25 + W_COVERAGE * coverage + W_HEADING * heading_cov
+        score += W_IDENT_DEFINES if cand.ident == 2 else W_IDENT_MENTIONS if cand.ident == 1 else 0.0
         cand.score = score
-    # Page-level evidence: pages with several matching sections are more likely about the query.
-    page_count: dict[tuple[str, str], int] = {}
+    by_page: dict[tuple[str, str], list[float]] = {}
     for cand in cands:
-        key = (cand.site_key, cand.url)
-        page_count[key] = page_count.get(key, 0) + 1
+        by_page.setdefault((cand.site_key, cand.url), []).append(cand.score)
+    for scores in by_page.values():
+        scores.sort(reverse=True)
+    final: dict[int, float] = {}
     for cand in cands:
-        cand.score += 0.05 * math.log1p(page_count[(cand.site_key, cand.url)])
+        scores = by_page[(cand.site_key, cand.url)]
+        final[cand.section_id] = cand.score + W_PAGE * sum(scores[1:PAGE_SECTIONS])
+        if n_pairs:  # proximity counts for the section itself, not for its page
+            final[cand.section_id] += W_PROXIMITY * cand.pairs / n_pairs
+    for cand in cands:
+        cand.score = final[cand.section_id]
     return sorted(cands, key=lambda c: -c.score)
 
 
