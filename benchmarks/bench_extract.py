@@ -77,6 +77,11 @@ def main(argv: list[str] | None = None) -> int:
         help="also time markdownify, readability+markdownify and trafilatura",
     )
     ap.add_argument(
+        "--reference",
+        action="store_true",
+        help="time BASELINES.md's reference steps on the pages' main regions (calibration)",
+    )
+    ap.add_argument(
         "--compare-converters",
         action="store_true",
         help="time parse_page with every converter behind the same DOM preparation",
@@ -88,13 +93,17 @@ def main(argv: list[str] | None = None) -> int:
     options = ExtractOptions(content_selector=args.selector)
     print(f"pages: {len(pages)}  html MB: {sum(len(b) for _, b in pages) / 1e6:.1f}  root: {root}")
 
+    rates: dict[str, float] = {}
     if not args.speed_only:
         frameworks: Counter[str] = Counter()
         failures = 0
+        spent = 0.0
         for rel, body in pages:
             url = page_url(root, rel)
             try:
+                start = time.process_time()
                 page = parse_page(body, url, options, converter=args.converter)
+                spent += time.process_time() - start
             except ExtractError as exc:
                 failures += 1
                 print(f"error: {exc}", file=sys.stderr)
@@ -108,13 +117,14 @@ def main(argv: list[str] | None = None) -> int:
                     f"---\nurl: {url}\ntitle: {title}\n---\n\n{page.markdown}", encoding="utf-8"
                 )
         print("detection:", dict(frameworks), "errors:", failures)
+        rates[f"parse_page ({args.converter}), writing pass"] = len(pages) / spent if spent else 0.0
 
     def ours(conv: str) -> Callable[[str, bytes], object]:
         return lambda rel, body: parse_page(body, page_url(root, rel), options, converter=conv)
 
-    rates: dict[str, float] = {}
-    ours(args.converter)(*pages[0])  # warm caches
-    rates[f"parse_page ({args.converter})"] = cpu_rate(ours(args.converter), pages, args.repeat)
+    if args.speed_only:
+        ours(args.converter)(*pages[0])  # warm caches
+        rates[f"parse_page ({args.converter})"] = cpu_rate(ours(args.converter), pages, args.repeat)
     if args.compare_converters:
         for conv in CONVERTERS:
             if conv != args.converter:
@@ -138,8 +148,30 @@ def main(argv: list[str] | None = None) -> int:
         rates["markdownify (whole page)"] = cpu_rate(plain, pages, 1)
         rates["readability + markdownify"] = cpu_rate(readability_md, pages, 1)
         rates["trafilatura (markdown)"] = cpu_rate(traf, pages, 1)
+    if args.reference:
+        import lxml.html
+        import markdownify
+        import markdownify_rs
+
+        regions: list[tuple[str, bytes]] = []
+        for rel, body in pages:
+            main = lxml.html.document_fromstring(body).find(".//*[@role='main']")
+            if main is not None:
+                regions.append((rel, lxml.html.tostring(main)))
+        texts = {rel: region.decode() for rel, region in regions}
+        rates["ref: lxml parse of main regions"] = cpu_rate(lambda r, b: lxml.html.fromstring(b), regions, 3)
+        rates["ref: markdownify-rs of main regions"] = cpu_rate(
+            lambda r, b: markdownify_rs.markdownify(texts[r]), regions, 3
+        )
+        rates["ref: markdownify of main regions"] = cpu_rate(
+            lambda r, b: markdownify.markdownify(texts[r]), regions, 1
+        )
     for name, rate in rates.items():
-        print(f"{name:34s} {rate:8.1f} pages/s (CPU, one core)")
+        print(f"{name:38s} {rate:8.1f} pages/s (CPU, one core)")
+    ref = rates.get("ref: lxml parse of main regions")
+    if ref and f"parse_page ({args.converter})" in rates:
+        scaled = rates[f"parse_page ({args.converter})"] * 790 / ref
+        print(f"parse_page scaled to BASELINES.md's machine (region parse 790/s there): {scaled:.0f}")
     return 0
 
 

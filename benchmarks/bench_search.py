@@ -64,14 +64,25 @@ def quick_parse(html: bytes, url: str) -> tuple[str, str, tuple[Section, ...]]:
         tag = el.tag if isinstance(el.tag, str) else ""
         if tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
             parent = el.getparent()
-            anchor = parent.get("id", "") if parent is not None and parent.tag == "section" else el.get("id", "")
+            anchor = (
+                parent.get("id", "") if parent is not None and parent.tag == "section" else el.get("id", "")
+            )
             heading_level = int(tag[1])
             add_marker(el, SectionMark(anchor or "", "heading", heading_level, el.text_content().strip()))
         elif tag == "dt" and el.get("id"):
             depth = len(el.xpath("ancestor::dl"))
-            name = "".join(el.xpath('.//*[contains(@class,"descclassname") or contains(@class,"descname")]//text()'))
-            add_marker(el, SectionMark(el.get("id", ""), "definition", min(heading_level + depth, 9),
-                                       name.strip() or el.get("id", "")))
+            name = "".join(
+                el.xpath('.//*[contains(@class,"descclassname") or contains(@class,"descname")]//text()')
+            )
+            add_marker(
+                el,
+                SectionMark(
+                    el.get("id", ""),
+                    "definition",
+                    min(heading_level + depth, 9),
+                    name.strip() or el.get("id", ""),
+                ),
+            )
     titles = root.xpath("//title/text()")
     title = titles[0].split(" — Python")[0].strip() if titles else url
     body = lxml.html.tostring(main, encoding="unicode")
@@ -84,13 +95,15 @@ def _parse(path: Path, url: str, extractor: str) -> tuple[str, str, tuple[Sectio
     html = path.read_bytes()
     if extractor == "worker":
         from doc_scraper import worker
+        from doc_scraper.models import ExtractOptions
 
-        page = worker.parse_page(html, url)  # type: ignore[call-arg]
+        page = worker.parse_page(html, url, ExtractOptions())
         return page.title, page.markdown, page.sections
     return quick_parse(html, url)
 
 
-async def build(state: Path, extractor: str, fresh_parse: bool) -> None:
+def prepare(state: Path) -> list[Path]:
+    """Empty the state folder's index, write a config for the CLI, list the pages to index."""
     state.mkdir(parents=True, exist_ok=True)
     db = state / "index.db"
     for suffix in ("", "-wal", "-shm"):
@@ -98,8 +111,15 @@ async def build(state: Path, extractor: str, fresh_parse: bool) -> None:
     (state / "config.yaml").write_text(
         f"state_dir: {state}\noutput_base_dir: {state / 'out'}\nsites:\n  {SITE_KEY}:\n"
         f"    start_urls: ['{BASE_URL}index.html']\n    allowed_domain: 127.0.0.1\n"
-        "    content_selector: auto\n", encoding="utf-8")
-    files = sorted(p for p in CORPUS.rglob("*.html") if not any(s in str(p.relative_to(CORPUS)) for s in SKIP))
+        "    content_selector: auto\n",
+        encoding="utf-8",
+    )
+    return sorted(p for p in CORPUS.rglob("*.html") if not any(s in str(p.relative_to(CORPUS)) for s in SKIP))
+
+
+async def build(state: Path, extractor: str, fresh_parse: bool) -> None:
+    files = prepare(state)
+    db = state / "index.db"
     t0 = time.perf_counter()
     writer = IndexWriter.open(db)
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -119,16 +139,33 @@ async def build(state: Path, extractor: str, fresh_parse: bool) -> None:
         title, markdown, sections = cache[url]
         parse_s += time.perf_counter() - p0
         n_sections += len(sections)
-        record = PageRecord(url=url, title=title, content=markdown,
-                            content_hash=hashlib.sha256(markdown.encode()).hexdigest(), crawled_at=now,
-                            depth=rel.count("/"), path=rel.replace(".html", ".md"))
+        record = PageRecord(
+            url=url,
+            title=title,
+            content=markdown,
+            content_hash=hashlib.sha256(markdown.encode()).hexdigest(),
+            crawled_at=now,
+            depth=rel.count("/"),
+            path=rel.replace(".html", ".md"),
+        )
         await writer.upsert_page(crawl, SITE_KEY, record, sections)
-    await writer.finish_crawl(crawl, now, {"pages": len(files), "added": len(files)}, commit=True, retention=10)
+    await writer.finish_crawl(
+        crawl, now, {"pages": len(files), "added": len(files)}, commit=True, retention=10
+    )
     await writer.close()
     cache_file.write_bytes(pickle.dumps(cache))
     total = time.perf_counter() - t0
-    print(json.dumps({"pages": len(files), "sections": n_sections, "parse_s": round(parse_s, 1),
-                      "index_s": round(total - parse_s, 1), "extractor": extractor}))
+    print(
+        json.dumps(
+            {
+                "pages": len(files),
+                "sections": n_sections,
+                "parse_s": round(parse_s, 1),
+                "index_s": round(total - parse_s, 1),
+                "extractor": extractor,
+            }
+        )
+    )
 
 
 def latency(state: Path, rounds: int) -> None:
@@ -143,8 +180,16 @@ def latency(state: Path, rounds: int) -> None:
             reader.search(q, limit=10)
             times.append((time.perf_counter() - t0) * 1000)
     times.sort()
-    print(json.dumps({"queries": len(times), "p50_ms": round(statistics.median(times), 2),
-                      "p95_ms": round(times[int(len(times) * 0.95) - 1], 2), "max_ms": round(times[-1], 2)}))
+    print(
+        json.dumps(
+            {
+                "queries": len(times),
+                "p50_ms": round(statistics.median(times), 2),
+                "p95_ms": round(times[int(len(times) * 0.95) - 1], 2),
+                "max_ms": round(times[-1], 2),
+            }
+        )
+    )
 
 
 def evaluate(state: Path, verbose: bool) -> None:
@@ -173,7 +218,12 @@ def evaluate(state: Path, verbose: bool) -> None:
         ndcg += dcg / idcg if idcg else 0
         if any(r.get("anchor") for r in q["relevant"]):
             n_sec += 1
-            ok = {(r["path"], a.lower()) for r in q["relevant"] for a in (r.get("anchors_ok") or [r["anchor"]]) if a}
+            ok = {
+                (r["path"], a.lower())
+                for r in q["relevant"]
+                for a in (r.get("anchors_ok") or [r["anchor"]])
+                if a
+            }
             hit = any((k, res.anchor.lower()) in ok for k, res in zip(keys, results, strict=False))
             sec10 += hit
             if verbose and not hit:
@@ -185,8 +235,17 @@ def evaluate(state: Path, verbose: bool) -> None:
             for k, res in list(zip(keys, results, strict=False))[:3]:
                 print(f"      {k}#{res.anchor}  {res.score:.2f}")
     n = len(rows)
-    print(json.dumps({"n": n, "mrr10": round(mrr / n, 3), "r5": round(r5 / n, 3), "ndcg10": round(ndcg / n, 3),
-                      "sec10": round(sec10 / max(n_sec, 1), 3)}))
+    print(
+        json.dumps(
+            {
+                "n": n,
+                "mrr10": round(mrr / n, 3),
+                "r5": round(r5 / n, 3),
+                "ndcg10": round(ndcg / n, 3),
+                "sec10": round(sec10 / max(n_sec, 1), 3),
+            }
+        )
+    )
 
 
 def main() -> None:

@@ -22,10 +22,14 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
+import ctypes
+import functools
 import logging
 import multiprocessing
 import os
 import shutil
+import signal
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -99,9 +103,23 @@ def parse_pool() -> concurrent.futures.ProcessPoolExecutor:
     if _POOL is None:
         ctx = multiprocessing.get_context("spawn")
         workers = max(1, min(os.cpu_count() or 1, 4))
-        _POOL = concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+        _POOL = concurrent.futures.ProcessPoolExecutor(
+            max_workers=workers, mp_context=ctx, initializer=_die_with_parent, initargs=(os.getpid(),)
+        )
         atexit.register(_POOL.shutdown, wait=False, cancel_futures=True)
     return _POOL
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """In a pool worker: exit when the crawler dies, even by SIGKILL (Linux prctl)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL("libc.so.6", use_errno=True)
+            libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent_pid:  # the parent died while this worker was starting
+        os._exit(0)
+    # Ctrl-C reaches the whole process group; the parent decides how to stop.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 class Shared:
@@ -192,6 +210,9 @@ class SiteCrawl:
         self.budget_hit = False
         self.cut_short = False  # a limit stopped the crawl before it saw everything
         self.pages_total = 0
+        # Docs pages repeat the same navigation links on every page: normalise and
+        # scope-check each distinct link once (bounded, so memory stays flat).
+        self._classify = functools.lru_cache(maxsize=50_000)(self._classify_uncached)
 
     # -- store thread -------------------------------------------------------
     async def _db(self, fn: Callable[..., T], *args: Any) -> T:
@@ -464,17 +485,26 @@ class SiteCrawl:
         )
         await self._db(self.store.complete, url, state, new_links or [])
 
+    def _classify_uncached(self, link: str) -> tuple[str, str | None]:
+        try:
+            norm = normalize_url(link, self.site.keep_query_params)
+        except ValueError:
+            return link, "invalid"
+        return norm, self.scope.check_target(norm)
+
     def _follow(self, links: tuple[str, ...], depth: int) -> list[tuple[str, int]]:
         """In-scope links one level down, normalised; depth-limit skips are counted."""
         child = depth + 1
+        max_depth = self.site.max_depth
         out: list[tuple[str, int]] = []
         seen: set[str] = set()
         for link in links:
-            norm = normalize_url(link, self.site.keep_query_params)
+            norm, reason = self._classify(link)
             if norm in seen:
                 continue
             seen.add(norm)
-            reason = self.scope.check(norm, child)
+            if reason is None and max_depth and child >= max_depth:
+                reason = "depth"
             if reason is None:
                 out.append((norm, child))
             elif reason == "depth":
@@ -681,6 +711,7 @@ class SiteCrawl:
     async def _finish(self, *, interrupted: bool, error: str) -> CrawlSummary:
         assert self.store is not None
         await self._flush()
+        logger.info("crawl.finalizing", extra={"site": self.site.key, "interrupted": interrupted})
         if interrupted:
             await self.shared.index.finish_crawl(self.crawl_id, utc_now(), self._counts(), commit=False,
                                                  retention=self.config.crawl_history_retention)

@@ -18,6 +18,8 @@ import asyncio
 import contextlib
 import json
 import logging
+import multiprocessing
+import multiprocessing.process
 import os
 import tempfile
 import time
@@ -306,11 +308,7 @@ class JobManager:
             handles.task.cancel()
 
     def _crawl_function(self) -> CrawlFunction:
-        if self._crawl is not None:
-            return self._crawl
-        from doc_scraper.api import crawl_sites
-
-        return crawl_sites
+        return self._crawl if self._crawl is not None else crawl_in_subprocess
 
     async def _run(self, job: Job, stop: asyncio.Event, done: asyncio.Event) -> None:
         started = time.monotonic()
@@ -457,3 +455,167 @@ def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+
+
+# -- crawls in a child process --------------------------------------------------------------------
+
+CHILD_NICE = 10  # crawl CPU yields to the server's searches
+_CHILD_EXIT_WAIT = 10.0  # seconds to wait for a stopped child before killing it
+_REAPERS: set[asyncio.Future[None]] = set()  # background waits for finished children
+
+
+async def crawl_in_subprocess(
+    config: Config,
+    site_keys: list[str],
+    *,
+    mode: str = "full",
+    stop: asyncio.Event | None = None,
+    progress: Callable[[CrawlProgress], None] | None = None,
+    target: CrawlFunction | None = None,
+) -> list[CrawlSummary]:
+    """``api.crawl_sites`` in a spawned child process at lower CPU priority.
+
+    The server keeps its event loop and GIL to itself (searches stay fast while
+    a crawl parses pages), and a crash in the crawl (even a segfault or the OOM
+    killer) fails the job instead of the server. Progress and the result come
+    back over a pipe; ``stop`` is forwarded; cancelling this coroutine stops
+    the child gracefully, then terminates it. ``target`` replaces
+    ``api.crawl_sites`` (a picklable module-level function, for tests).
+    """
+    ctx = multiprocessing.get_context("spawn")
+    receiver, sender = ctx.Pipe(duplex=False)
+    stop_flag = ctx.Event()
+    root = logging.getLogger()
+    json_logs = any(type(h.formatter).__name__ == "JSONFormatter" for h in root.handlers)
+    level = logging.getLevelName(root.getEffectiveLevel()).lower()
+    process = ctx.Process(
+        target=_child_main,
+        args=(target, config, site_keys, mode, stop_flag, sender, level, json_logs),
+        name=f"doc-scraper-crawl-{'-'.join(site_keys)}",
+    )
+    await asyncio.to_thread(process.start)
+    sender.close()  # the child holds the only write end: EOF on our side means it exited
+    loop = asyncio.get_running_loop()
+    messages: asyncio.Queue[tuple[Any, ...] | None] = asyncio.Queue()
+
+    def on_readable() -> None:
+        try:
+            messages.put_nowait(receiver.recv())
+        except (EOFError, OSError):
+            loop.remove_reader(receiver.fileno())
+            messages.put_nowait(None)
+
+    loop.add_reader(receiver.fileno(), on_readable)
+
+    async def forward_stop() -> None:
+        if stop is not None:
+            await stop.wait()
+            stop_flag.set()
+
+    forwarder = asyncio.create_task(forward_stop())
+    try:
+        while True:
+            message = await messages.get()
+            if message is None:
+                await asyncio.to_thread(process.join, _CHILD_EXIT_WAIT)
+                raise DocScraperError(
+                    f"the crawl process for {', '.join(site_keys)} exited unexpectedly "
+                    f"(exit code {process.exitcode}); see the server log. Pages already crawled are "
+                    "kept: crawl_site with resume: true continues the crawl"
+                )
+            kind = message[0]
+            if kind == "progress" and progress is not None:
+                progress(message[1])
+            elif kind == "done":
+                return list(message[1])
+            elif kind == "error":
+                raise DocScraperError(str(message[1]))
+            elif kind == "crash":
+                raise RuntimeError(str(message[1]))
+    except asyncio.CancelledError:
+        stop_flag.set()
+        raise
+    finally:
+        forwarder.cancel()
+        with contextlib.suppress(ValueError, OSError):
+            loop.remove_reader(receiver.fileno())
+        receiver.close()
+        # The outcome is known; the child exits on its own (or is made to) in the background.
+        reaper = asyncio.ensure_future(asyncio.to_thread(_reap, process))
+        _REAPERS.add(reaper)
+        reaper.add_done_callback(_REAPERS.discard)
+
+
+def _reap(process: multiprocessing.process.BaseProcess) -> None:
+    """Wait for a child that was asked to stop; terminate, then kill, one that lingers."""
+    process.join(_CHILD_EXIT_WAIT)
+    if process.is_alive():
+        logger.warning("job.child_terminated", extra={"pid": process.pid})
+        process.terminate()
+        process.join(5.0)
+    if process.is_alive():
+        process.kill()
+        process.join(5.0)
+
+
+def _child_main(
+    target: CrawlFunction | None,
+    config: Config,
+    site_keys: list[str],
+    mode: str,
+    stop_flag: Any,
+    sender: Any,
+    level: str,
+    json_logs: bool,
+) -> None:
+    """The child process: run the crawl, report progress and the outcome through ``sender``."""
+    import signal
+
+    from doc_scraper.log import setup_logging
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server decides when a crawl stops
+    with contextlib.suppress(OSError):
+        os.nice(CHILD_NICE)
+    setup_logging(level, json_lines=json_logs)
+    code = 0
+    try:
+        summaries = asyncio.run(_child_crawl(target, config, site_keys, mode, stop_flag, sender))
+        sender.send(("done", summaries))
+    except DocScraperError as exc:
+        sender.send(("error", str(exc)))
+    except BaseException as exc:
+        logger.exception("job.child_crashed", extra={"sites": ",".join(site_keys)})
+        sender.send(("crash", f"{type(exc).__name__}: {exc}"))
+        code = 1
+    finally:
+        sender.close()
+    # The crawl closed its files, index and store; skip the interpreter's exit handlers, which can
+    # wait seconds on parse-pool workers still starting up (they die with us: PR_SET_PDEATHSIG).
+    logging.shutdown()
+    os._exit(code)
+
+
+async def _child_crawl(
+    target: CrawlFunction | None, config: Config, site_keys: list[str], mode: str, stop_flag: Any, sender: Any
+) -> list[CrawlSummary]:
+    if target is None:
+        from doc_scraper.api import crawl_sites
+
+        target = crawl_sites
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+
+    def watch_stop() -> None:
+        stop_flag.wait()
+        with contextlib.suppress(RuntimeError):  # the loop may be closed already
+            loop.call_soon_threadsafe(stop.set)
+
+    import threading
+
+    threading.Thread(target=watch_stop, name="crawl-stop-watch", daemon=True).start()
+
+    def on_progress(item: CrawlProgress) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            sender.send(("progress", item))
+
+    return await target(config, site_keys, mode=mode, stop=stop, progress=on_progress)

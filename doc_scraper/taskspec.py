@@ -235,7 +235,8 @@ def _check_type(name: str, value: Any) -> None:
     else:
         ok = isinstance(value, list) and all(isinstance(item, str) for item in value)
     if not ok:
-        raise ConfigError(f"must be a {expected}, got {_json_type(value)} {_short(value)}", key=name)
+        article = "an" if expected[0] in "aeiou" else "a"
+        raise ConfigError(f"must be {article} {expected}, got {_json_type(value)} {_short(value)}", key=name)
 
 
 def _json_type(value: Any) -> str:

@@ -61,7 +61,7 @@ def _split(marked: str, marks: list[SectionMark], title: str) -> tuple[str, tupl
     return split_sections(marked, marks, title)
 
 
-_PARSER = lxml.etree.HTMLParser(remove_comments=True, remove_pis=True)
+_PARSER = lxml.etree.HTMLParser(remove_comments=True, remove_pis=True, huge_tree=True)
 
 
 def _parse(text: str, url: str) -> lxml.etree._Element:

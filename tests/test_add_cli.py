@@ -149,7 +149,9 @@ def test_yes_writes_only_the_new_entry_into_a_commented_config(
     assert result["written"] is True
     old_lines = COMMENTED_CONFIG.read_text().splitlines()
     new_lines = config.read_text().splitlines()
-    first, last = result["lines"]  # type: ignore[misc]
+    lines = result["lines"]
+    assert isinstance(lines, list)
+    first, last = int(lines[0]), int(lines[1])
     assert new_lines[: first - 1] + new_lines[last:] == old_lines
     assert new_lines[first - 1].strip().startswith("# added by doc-scraper add")
     loaded = load_config(config)
@@ -264,3 +266,21 @@ def test_a_new_config_file_is_created_valid_and_allows_the_loopback_host(
     data = yaml.safe_load(config.read_text())
     assert data["http_client_settings"] == {"allow_private_networks": True}
     assert load_config(config).sites["docs_docs"].content_selector == "div.body"
+
+
+def test_the_added_site_crawls_successfully(
+    site: FixtureSite, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "config.yaml"
+    text = COMMENTED_CONFIG.read_text().replace("./crawled_docs", str(tmp_path / "out"))
+    text = text.replace("default_delay_per_host: 10ms", "default_delay_per_host: 0s")
+    config.write_text(text.replace("./crawler_state", str(tmp_path / "state")))
+    assert main(["add", site.base + "/docs/", "-config", str(config), "-yes", "-site", "widgets"]) == 0
+    capsys.readouterr()
+    assert main(["crawl", "-config", str(config), "-site", "widgets", "-loglevel", "error"]) == 0
+    written = sorted(
+        p.relative_to(tmp_path / "out" / "widgets").as_posix() for p in (tmp_path / "out").rglob("*.md")
+    )
+    assert "index.md" in written
+    assert any(name.startswith("guide/") for name in written)
+    assert not any(name.startswith("fr/") for name in written)  # the proposed exclusion holds

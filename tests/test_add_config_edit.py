@@ -143,7 +143,7 @@ _names = st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True)
 _values = st.one_of(st.integers(0, 99), st.text(max_size=12), st.lists(st.text(max_size=6), max_size=3))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
     st.integers(1, 6),
     st.dictionaries(_names, _values, min_size=1, max_size=5),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from doc_scraper.discover.scope import propose_scope, segment_kind
@@ -131,6 +131,7 @@ def test_a_huge_scope_is_warned_about() -> None:
 _segment = st.sampled_from(["docs", "en", "fr", "latest", "v2", "3.11", "api", "guide", "a b", "%41"])
 
 
+@settings(max_examples=40, deadline=None)
 @given(st.lists(_segment, max_size=5), st.booleans(), st.lists(st.lists(_segment, max_size=4), max_size=30))
 def test_the_seed_always_lies_under_the_proposed_prefix(
     seed_dirs: list[str], trailing: bool, sitemap_dirs: list[list[str]]

@@ -8,7 +8,7 @@ import pytest
 
 from doc_scraper.config.schema import Config, SiteConfig
 from doc_scraper.errors import DocScraperError, StateError
-from doc_scraper.jobs import JOBS_FILENAME, JobError, JobManager
+from doc_scraper.jobs import JOBS_FILENAME, JobError, JobManager, crawl_in_subprocess
 from doc_scraper.models import CrawlProgress, CrawlSummary
 
 if TYPE_CHECKING:
@@ -231,3 +231,55 @@ async def test_close_stops_running_jobs_and_saves_them_as_cancelled(tmp_path: Pa
     assert saved["jobs"][0]["status"] == "cancelled"
     with pytest.raises(JobError, match="shutting down"):
         await jobs.start("docs")
+
+
+async def child_target(
+    config: Config,
+    site_keys: list[str],
+    *,
+    mode: str = "full",
+    stop: asyncio.Event | None = None,
+    progress: Callable[[CrawlProgress], None] | None = None,
+) -> list[CrawlSummary]:
+    """Runs in the spawned child: behaviour chosen by the site key."""
+    import os
+
+    key = site_keys[0]
+    if key == "crash":
+        os._exit(3)  # like a segfault or the OOM killer: no goodbye
+    if key == "error":
+        raise StateError("/state/x", "locked by another process")
+    assert progress is not None
+    assert stop is not None
+    progress(CrawlProgress(site_key=key, pages_done=2, pages_queued=5))
+    await stop.wait()
+    return [CrawlSummary(site_key=key, ok=False, mode=mode, pages=2, interrupted=True)]
+
+
+async def test_a_crawl_in_a_child_process_reports_progress_stops_and_fails_cleanly(tmp_path: Path) -> None:
+    config = _config(tmp_path, "docs", "crash", "error")
+    seen: list[CrawlProgress] = []
+    stop = asyncio.Event()
+
+    async def stop_after_progress() -> None:
+        while not seen:  # noqa: ASYNC110 - progress arrives from another process
+            await asyncio.sleep(0.01)
+        stop.set()
+
+    async with asyncio.timeout(60):
+        results = await asyncio.gather(
+            crawl_in_subprocess(
+                config, ["docs"], mode="resume", stop=stop, progress=seen.append, target=child_target
+            ),
+            crawl_in_subprocess(config, ["crash"], target=child_target),
+            crawl_in_subprocess(config, ["error"], target=child_target),
+            stop_after_progress(),
+            return_exceptions=True,
+        )
+    summaries, crashed, failed, _ = results
+    assert seen[0].pages_done == 2
+    assert summaries == [CrawlSummary(site_key="docs", ok=False, mode="resume", pages=2, interrupted=True)]
+    assert isinstance(crashed, DocScraperError)
+    assert "exit code 3" in str(crashed)
+    assert isinstance(failed, DocScraperError)
+    assert "locked by another process" in str(failed)

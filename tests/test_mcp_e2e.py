@@ -11,20 +11,99 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
+import os
 import socket
+import sys
 import threading
 import time
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
 import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
-from tests.test_mcp_stdio import TOOL_NAMES, ok, server_client, text_of, wait_for_job, write_config
+from doc_scraper import __version__
+
+if TYPE_CHECKING:
+    from mcp.types import CallToolResult
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "minisite"
+ROOT = Path(__file__).resolve().parent.parent
+TOOL_NAMES = {
+    "describe_server",
+    "list_sites",
+    "crawl_site",
+    "get_job_status",
+    "cancel_crawl",
+    "list_pages",
+    "read_page",
+    "search_docs",
+    "get_freshness",
+    "diff_crawl",
+    "get_page",
+}
+
+
+def write_config(tmp_path: Path, sites: dict[str, str], **extra: Any) -> Path:
+    """A config with one loopback site per key (start URL given)."""
+    data: dict[str, Any] = {
+        "state_dir": str(tmp_path / "state"),
+        "output_base_dir": str(tmp_path / "out"),
+        "shutdown_grace": "5s",
+        "http_client_settings": {"allow_private_networks": True},
+        "sites": {
+            key: {
+                "start_urls": [url],
+                "allowed_domain": "127.0.0.1",
+                "allowed_path_prefix": "/" + url.split("/", 3)[3].split("/")[0] + "/"
+                if url.split("/", 3)[3].count("/")
+                else "/",
+            }
+            for key, url in sites.items()
+        },
+        **extra,
+    }
+    path = tmp_path / "config.yaml"
+    path.write_text(json.dumps(data, indent=1))  # JSON is YAML
+    return path
+
+
+def server_client(config: Path, errlog: TextIO) -> Client:
+    """An SDK client that starts `python -m doc_scraper mcp-server -config CONFIG` and talks over stdio."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "doc_scraper", "mcp-server", "-config", str(config)],
+        env=env,
+        cwd=str(ROOT),
+    )
+    # mode="legacy": the classic initialize handshake, as Claude Code, Cursor and Codex do it.
+    return Client(stdio_client(params, errlog=errlog), mode="legacy", read_timeout_seconds=60)
+
+
+def text_of(result: CallToolResult) -> str:
+    return "\n".join(getattr(block, "text", "") for block in result.content)
+
+
+async def ok(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, text_of(result)
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def wait_for_job(client: Client, job_id: str, *, limit_s: float = 60) -> dict[str, Any]:
+    async with asyncio.timeout(limit_s):
+        while True:
+            status = await ok(client, "get_job_status", job_id=job_id)
+            if status["status"] not in ("pending", "running"):
+                return status
+            await asyncio.sleep(0.1)
 
 
 class MiniSite:
@@ -136,9 +215,22 @@ async def test_mcp_server_crawls_searches_reads_diffs_and_cancels_a_real_site(
         default_delay_per_host="0s",
         max_retries=0,
     )
-    with (tmp_path / "server-stderr.log").open("w") as errlog:
-        async with server_client(config, errlog, fake=False) as client:
-            assert {t.name for t in (await client.list_tools()).tools} == TOOL_NAMES
+    stderr_log = tmp_path / "server-stderr.log"
+    with stderr_log.open("w") as errlog:
+        async with server_client(config, errlog) as client:
+            info = client.server_info
+            assert info is not None
+            assert (info.name, info.version) == ("doc-scraper", __version__)
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert set(tools) == TOOL_NAMES
+            limit = tools["search_docs"].input_schema["properties"]["limit"]
+            assert (limit["type"], limit["minimum"], limit["maximum"], limit["default"]) == (
+                "integer",
+                1,
+                50,
+                10,
+            )
+            assert tools["read_page"].output_schema is not None
 
             # 1. first crawl, polled to completion
             job = await ok(client, "crawl_site", site_key="minidoc")
@@ -247,3 +339,8 @@ async def test_mcp_server_crawls_searches_reads_diffs_and_cancels_a_real_site(
                 result = await client.call_tool(tool, arguments)
                 assert result.is_error, (tool, text_of(result))
             assert (await ok(client, "describe_server"))["total_jobs"] == 3
+
+    # the protocol had stdout to itself: every log line went to stderr
+    log = stderr_log.read_text()
+    assert "mcp.started" in log
+    assert "job.finished" in log

@@ -268,3 +268,39 @@ async def test_a_crash_inside_a_tool_is_a_tool_error_and_the_server_survives(
         message = await error(client, "search_docs", query="retries")
         assert "internal error in search_docs: ZeroDivisionError" in message
         assert (await call(client, "list_sites"))["total_sites"] == 2
+
+
+async def test_jobs_survive_a_server_restart_and_unfinished_ones_are_failed(
+    tmp_path: Path, server: DocScraperMCPServer, crawl: FakeCrawl
+) -> None:
+    crawl.release.set()
+    async with Client(server) as client:
+        done = await call(client, "crawl_site", site_key="docs")
+        for _ in range(500):
+            if (await call(client, "get_job_status", job_id=done["job_id"]))["status"] != "running":
+                break
+            await asyncio.sleep(0.01)
+    # a job another server process left running when it died
+    jobs_file = tmp_path / "state" / "mcp_jobs.json"
+    saved = json.loads(jobs_file.read_text())
+    saved["jobs"].append(
+        {
+            "job_id": "lost-job",
+            "site_key": "other",
+            "mode": "full",
+            "status": "running",
+            "started_at": "2026-01-01T00:00:00.000Z",
+            "pages_processed": 7,
+        }
+    )
+    jobs_file.write_text(json.dumps(saved))
+
+    async with Client(build_server(_config(tmp_path), crawl=FakeCrawl())) as client:
+        desc = await call(client, "describe_server")
+        assert {j["job_id"]: j["status"] for j in desc["recent_jobs"]} == {
+            done["job_id"]: "completed",
+            "lost-job": "failed",
+        }
+        lost = await call(client, "get_job_status", job_id="lost-job")
+        assert lost["pages_processed"] == 7
+        assert "resume: true" in lost["error_message"]

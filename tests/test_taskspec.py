@@ -6,7 +6,7 @@ import contextlib
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from doc_scraper.errors import ConfigError
@@ -128,12 +128,14 @@ def test_zero_negative_and_garbage_intervals_are_rejected_naming_the_flag(text: 
         check_interval(text)
 
 
+@settings(max_examples=40, deadline=None)
 @given(st.text(max_size=60))
 def test_arbitrary_text_is_either_a_task_or_a_config_error(text: str) -> None:
     with contextlib.suppress(ConfigError):
         parse_task_spec(text)
 
 
+@settings(max_examples=40, deadline=None)
 @given(
     st.dictionaries(
         st.sampled_from(["command", "site", "sites", "all_sites", "resume", "full", "interval", "bogus"]),

@@ -12,6 +12,7 @@ import pytest
 from doc_scraper.errors import ConfigError, StateError
 from doc_scraper.models import CrawlSummary
 from doc_scraper.watch import (
+    CrawlFn,
     SiteRunState,
     WatchScheduler,
     WatchState,
@@ -72,14 +73,11 @@ class FakeCrawl:
         return out
 
 
-def _scheduler(tmp_path: Path, keys: list[str], clock: FakeClock, crawl: object, interval: float = DAY):
+def _scheduler(
+    tmp_path: Path, keys: list[str], clock: FakeClock, crawl: CrawlFn, interval: float = DAY
+) -> WatchScheduler:
     return WatchScheduler(
-        keys,
-        interval,
-        tmp_path / "watch_state.json",
-        crawl,
-        now=clock.now,
-        sleep=clock.sleep,  # type: ignore[arg-type]
+        keys, interval, tmp_path / "watch_state.json", crawl, now=clock.now, sleep=clock.sleep
     )
 
 

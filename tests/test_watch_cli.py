@@ -7,6 +7,8 @@ import asyncio
 import json
 import os
 import signal
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 
 import pytest
@@ -16,7 +18,10 @@ from doc_scraper.errors import ConfigError
 from doc_scraper.models import CrawlSummary
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
+
+    from doc_scraper.watch import CrawlFn
 
 CONFIG = """\
 state_dir: {state}
@@ -103,3 +108,107 @@ def test_a_finished_batch_is_saved_before_the_watcher_sleeps(config_file: Path, 
     assert state["sites"]["alpha"]["pages_processed"] == 7
     assert state["sites"]["beta"]["last_run_success"] is False
     assert state["sites"]["beta"]["error_message"] == "crawl failed"
+
+
+# ---------------------------------------------------------------- with the real engine
+
+PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><meta name="generator" content="Sphinx 7.2.6">
+<title>{name} - Demo documentation</title></head><body><div class="document"><div class="body" role="main">
+<h1>{name}</h1><p>{name} is a page of the demo documentation with enough prose to be taken as content by
+the extractor, which wants a couple of hundred characters before it trusts a region.</p>
+<p>{links}</p></div></div></body></html>"""
+
+
+class _Site:
+    def __init__(self, pages: int) -> None:
+        names = [f"p{i}" for i in range(pages)]
+        links = " ".join(f'<a href="/docs/{n}.html">{n}</a>' for n in names)
+        self.pages = {f"/docs/{n}.html": PAGE.format(name=n, links=links).encode() for n in names}
+        self.pages["/docs/"] = PAGE.format(name="Home", links=links).encode()
+        self.kill_on: str | None = None  # SIGTERM this process when this path is requested
+        self.hits: list[str] = []
+        self.base = ""
+
+
+@pytest.fixture
+def live_site() -> Iterator[_Site]:
+    site = _Site(pages=6)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            site.hits.append(self.path)
+            if self.path == site.kill_on:
+                site.kill_on = None
+                os.kill(os.getpid(), signal.SIGTERM)
+            body = site.pages.get(self.path)
+            self.send_response(200 if body else 404)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body or b"")))
+            self.end_headers()
+            self.wfile.write(body or b"")
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    site.base = f"http://127.0.0.1:{server.server_address[1]}"
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield site
+    server.shutdown()
+    server.server_close()
+
+
+def _live_config(tmp_path: Path, site: _Site) -> Path:
+    path = tmp_path / "live.yaml"
+    path.write_text(
+        f"state_dir: {tmp_path / 'state'}\noutput_base_dir: {tmp_path / 'out'}\nmax_retries: 0\n"
+        "num_workers: 1\nhttp_client_settings:\n  allow_private_networks: true\n"
+        f"sites:\n  demo:\n    start_urls: ['{site.base}/docs/']\n    allowed_domain: 127.0.0.1\n"
+        "    allowed_path_prefix: /docs/\n    content_selector: div.body\n    use_sitemaps: false\n"
+    )
+    return path
+
+
+def _stop_after_each_batch(config_path: Path) -> CrawlFn:
+    """The production crawl function, plus a SIGTERM once the batch is done (ends the watcher)."""
+    from doc_scraper.config.load import load_config
+    from doc_scraper.watch import api_crawl_fn
+
+    real = api_crawl_fn(load_config(config_path))
+
+    async def crawl(keys: list[str], stop: asyncio.Event) -> list[CrawlSummary]:
+        result = await real(keys, stop)
+        asyncio.get_running_loop().call_soon(os.kill, os.getpid(), signal.SIGTERM)
+        return result
+
+    return crawl
+
+
+def test_watch_crawls_with_the_real_engine_and_records_the_run(live_site: _Site, tmp_path: Path) -> None:
+    config = _live_config(tmp_path, live_site)
+    code = watch_cli.run(_args("-config", str(config), "-site", "demo"), crawl=_stop_after_each_batch(config))
+    assert code == 0
+    state = json.loads((tmp_path / "state" / "watch_state.json").read_text())["sites"]["demo"]
+    assert state["last_run_success"] is True
+    assert state["pages_processed"] == 7
+    assert (tmp_path / "out" / "demo" / "p5.md").exists()
+
+
+def test_sigterm_during_a_real_crawl_is_resumed_by_the_next_watch(live_site: _Site, tmp_path: Path) -> None:
+    config = _live_config(tmp_path, live_site)
+    live_site.kill_on = "/docs/p2.html"
+    code = watch_cli.run(_args("-config", str(config), "-site", "demo"))
+    assert code == 0
+    state = json.loads((tmp_path / "state" / "watch_state.json").read_text())["sites"]["demo"]
+    assert state["interrupted"] is True
+    assert state["last_run_time"] == ""
+    first_run_hits = len(live_site.hits)
+    # the next start finds the site due and finishes the crawl
+    code = watch_cli.run(_args("-config", str(config), "-site", "demo"), crawl=_stop_after_each_batch(config))
+    assert code == 0
+    state = json.loads((tmp_path / "state" / "watch_state.json").read_text())["sites"]["demo"]
+    assert state["interrupted"] is False
+    assert state["last_run_success"] is True
+    assert state["pages_processed"] == 7
+    assert len(live_site.hits) > first_run_hits

@@ -37,10 +37,12 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(
             f"run takes no arguments (got {' '.join(args.extra)!r}); pipe the JSON task on stdin"
         )
-    if sys.stdin is None or sys.stdin.isatty():
-        raise ConfigError(
-            'run reads a JSON task on stdin, e.g. echo \'{"command": "crawl", "all_sites": true}\' | '
-            "doc-scraper run"
+    if sys.stdin is None:
+        raise ConfigError("run reads a JSON task on stdin, but there is no stdin; pipe the task in")
+    if sys.stdin.isatty():
+        print(
+            'reading one JSON task, e.g. {"command": "crawl", "all_sites": true}; end with Ctrl-D',
+            file=sys.stderr,
         )
     raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode()
     spec = parse_task_spec(raw)

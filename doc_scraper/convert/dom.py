@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from lxml.cssselect import CSSSelector
-from lxml.etree import Element
+from lxml.etree import Element, XPath, tostring
 
 from doc_scraper.models import SECTION_END, SECTION_MARK, SectionMark
 
@@ -188,7 +188,13 @@ class Prepared:
 
 def text_of(el: HtmlElement) -> str:
     """Visible text, whitespace collapsed."""
-    return " ".join("".join(el.itertext()).split())
+    return " ".join(raw_text(el).split())
+
+
+def raw_text(el: HtmlElement) -> str:
+    """All text under ``el`` as it is (serialised in C: much faster than itertext)."""
+    text: str = tostring(el, method="text", encoding="unicode", with_tail=False)
+    return text
 
 
 def _classes(el: HtmlElement) -> list[str]:
@@ -337,14 +343,19 @@ def _code_text(pre: HtmlElement) -> str:
     for line in pre.iter("div"):
         if "line" in _classes(line) and not (line.tail or "").startswith("\n"):
             line.tail = "\n" + (line.tail or "")
-    text: str = "".join(pre.itertext())
+    text = raw_text(pre)
     text = text.replace("\r\n", "\n").replace("\xa0", " ")
     while text.startswith("\n"):
         text = text[1:]
     return text.rstrip("\n").rstrip() if not text.rstrip("\n").endswith(" ") else text.rstrip("\n")
 
 
-_GUTTER_HINTS = ("span.linenos", "span.lineno", "span.line-number", "div.line-numbers", "pre button")
+_GUTTER_PRE = frozenset({"src-line-numbers", "line-numbers-rows", "linenos", "lineno", "line-numbers"})
+_GUTTER_HINTS = ("span.linenos", "span.lineno", "span.line-number", "div.line-numbers", "td.linenos")
+# Line-number gutters inside a code block, found in C rather than by walking every token span.
+_GUTTER_XPATH = XPath(
+    ".//*[contains(@class,'lineno') or contains(@class,'line-number') or contains(@class,'linenos')]"
+)
 
 
 def extract_code(
@@ -375,20 +386,15 @@ def extract_code(
         parent = pre.getparent()
         if parent is None or _inside(pre, "pre"):
             continue
+        if _GUTTER_PRE.intersection(_classes(pre)):
+            _drop(pre)  # rustdoc/Prism line-number column beside the code
+            continue
         if gutters:
-            for junk in [el for el in pre.iter() if _is_gutter(el)]:
+            for junk in _GUTTER_XPATH(pre):
                 _drop(junk)
         index = len(prepared.codes)
         prepared.codes.append(CodeBlock(code_language(pre), _code_text(pre)))
         _replace(pre, _para(f"{CODE_MARK}{index}{CODE_END}"))
-
-
-def _is_gutter(el: HtmlElement) -> bool:
-    """Line numbers and buttons inside a code block."""
-    if el.tag == "button":
-        return True
-    cls = el.get("class")
-    return bool(cls) and ("lineno" in cls or "line-number" in cls or "linenos" in cls)
 
 
 def _inside(el: HtmlElement, tag: str) -> bool:
@@ -420,44 +426,61 @@ def _select(root: HtmlElement, selector: str, may_match: Callable[[str], bool] |
     return found
 
 
+# ADMONITIONS as tag -> classes; each div/aside/details/blockquote is checked against it.
+
+
+@lru_cache(maxsize=1)
+def _admonition_table() -> dict[str, frozenset[str]]:
+    table: dict[str, set[str]] = {}
+    for sel in ADMONITIONS:
+        tag, _, cls = sel.partition(".")
+        if cls:
+            table.setdefault(tag, set()).add(cls)
+    return {tag: frozenset(classes) for tag, classes in table.items()}
+
+
+def _is_admonition(el: HtmlElement) -> bool:
+    if el.get("data-callout") is not None:
+        return True
+    allowed = _admonition_table().get(el.tag)
+    return allowed is not None and not allowed.isdisjoint(_classes(el))
+
+
 def rewrite_admonitions(region: HtmlElement, may_match: Callable[[str], bool] | None = None) -> None:
     """Admonitions become blockquotes opening with a bold kind or title line."""
-    seen: set[HtmlElement] = set()
-    for sel in ADMONITIONS:
-        for box in _select(region, sel, may_match):
-            if box in seen or box is region:
-                continue
-            seen.add(box)
-            kind = _admonition_kind(box)
-            layout_table = "admonitionblock" in _classes(box)
-            title = ""
-            for tsel in ADMONITION_TITLES:
-                found = _css(tsel)(box)
-                if found:
-                    t = found[0]
-                    title = text_of(t)
-                    if not title:
-                        icon = t.find(".//*[@title]")
-                        title = icon.get("title") if icon is not None else ""
-                    _drop(t)
-                    break
-            if not title:
-                title = ADMONITION_LABELS.get(kind, kind.capitalize())
-            elif title.islower():
-                title = title.capitalize()
-            box.tag = "blockquote"
-            box.attrib.clear()
-            head = Element("p")
-            strong = Element("strong")
-            strong.text = title
-            head.append(strong)
-            box.insert(0, head)
-            head.tail, box.text = box.text, None
-            if layout_table:  # Antora wraps the body in a one-row layout table
-                for tag in ("table", "tbody", "tr", "td"):
-                    for cell in list(box.iter(tag)):
-                        if cell.getparent() is not None and cell.get("class") in (None, "content"):
-                            unwrap(cell)
+    for box in list(region.iter("div", "aside", "details", "blockquote")):
+        if box is region or not _is_admonition(box):
+            continue
+        kind = _admonition_kind(box)
+        layout_table = "admonitionblock" in _classes(box)
+        title = ""
+        for tsel in ADMONITION_TITLES:
+            found = _css(tsel)(box)
+            if found:
+                t = found[0]
+                title = text_of(t)
+                if not title:
+                    icon = t.find(".//*[@title]")
+                    title = icon.get("title") if icon is not None else ""
+                _drop(t)
+                break
+        if not title:
+            title = ADMONITION_LABELS.get(kind, kind.capitalize())
+        elif title.islower():
+            title = title.capitalize()
+        box.tag = "blockquote"
+        box.attrib.clear()
+        head = Element("p")
+        strong = Element("strong")
+        strong.text = title
+        head.append(strong)
+        box.insert(0, head)
+        head.tail, box.text = box.text, None
+        if layout_table:  # Antora wraps the body in a one-row layout table
+            for tag in ("table", "tbody", "tr", "td"):
+                for cell in list(box.iter(tag)):
+                    if cell.getparent() is not None and cell.get("class") in (None, "content"):
+                        unwrap(cell)
 
 
 # 4-5. definitions, headings and section marks ----------------------------------------------------
@@ -519,7 +542,7 @@ def _is_api_dl(dl: HtmlElement) -> bool:
 
 def _definition_title(dt: HtmlElement, dl: HtmlElement) -> str:
     prename = name = ""
-    for el in dt.iter():
+    for el in dt.iter("span", "code", "strong", "b"):
         cls = el.get("class")
         if not cls:
             continue
@@ -561,7 +584,7 @@ def mark_sections(
                 continue
             nesting = sum(1 for anc in el.iterancestors("dl") if _is_api_dl(anc))
             for link in list(el.iter("a")):
-                if (link.get("href") or "").startswith("#") and text_of(link) in _PERMALINK_TEXTS:
+                if (link.get("href") or "").startswith("#") and text_of(link).lower() in _PERMALINK_TEXTS:
                     _drop(link)
             title = _definition_title(el, dl)
             signature = text_of(el).replace("¶", "").strip()
@@ -617,13 +640,40 @@ def _insert_mark(el: HtmlElement, prepared: Prepared, mark: SectionMark) -> None
 # 6. tables ---------------------------------------------------------------------------------------
 
 
-def escape_table_pipes(region: HtmlElement) -> None:
+_CELL_BLOCKS = ("p", "li", "div", "dt", "dd", "blockquote")
+
+
+def prepare_tables(region: HtmlElement) -> None:
+    """Escape ``|`` in table text; keep block breaks inside cells as ``<br>`` (GFM rows are one line)."""
     for table in region.iter("table"):
         for node in table.iter():
             if node.text and "|" in node.text:
                 node.text = node.text.replace("|", "\\|")
             if node is not table and node.tail and "|" in node.tail:
                 node.tail = node.tail.replace("|", "\\|")
+        for cell in table.iter("td", "th"):
+            blocks = [b for b in cell.iter(*_CELL_BLOCKS) if b is not cell and b.getparent() is not None]
+            for block in blocks[1:]:
+                marker = "<br>"
+                previous = block.getprevious()
+                if previous is not None:
+                    previous.tail = (previous.tail or "") + marker
+                else:
+                    parent = block.getparent()
+                    parent.text = (parent.text or "") + marker
+
+
+def rewrite_details(region: HtmlElement) -> None:
+    """A plain <details>: its summary becomes a bold line, the body stays."""
+    for details in list(region.iter("details")):
+        summary = details.find("summary")
+        if summary is not None:
+            strong = Element("strong")
+            strong.text = text_of(summary)
+            p = Element("p")
+            p.append(strong)
+            _replace(summary, p)
+        details.tag = "div"
 
 
 def prepare(
@@ -634,6 +684,7 @@ def prepare(
     prepared.images = absolutize(region, resolve)
     extract_code(region, prepared, may_match)
     rewrite_admonitions(region, may_match)
+    rewrite_details(region)
     mark_sections(region, prepared, may_match)
-    escape_table_pipes(region)
+    prepare_tables(region)
     return prepared

@@ -37,10 +37,13 @@ _OPTIONS: dict[str, Any] = {
     "escape_misc": False,
     "table_infer_header": True,
 }
-_PLACEHOLDER_LINE = re.compile("^([ \t>]*)" + CODE_MARK + r"(\d+)" + CODE_END + "[ \t]*$", re.MULTILINE)
-_PLACEHOLDER_INLINE = re.compile(CODE_MARK + r"(\d+)" + CODE_END)
+# What may stand before a placeholder that is alone on its line: quote markers, indentation, and a
+# list bullet or definition ":" when the code block is the first thing in the item.
+_BLOCK_PREFIX = re.compile(r"[ \t>]*(?:(?:[-*+]|\d{1,9}[.)]|:)[ \t]+)?")
+_MARKER = re.compile(r"(?:[-*+]|\d{1,9}[.)]|:)(?=[ \t]+$)")
+_PLACEHOLDER = re.compile(CODE_MARK + r"(\d+)" + CODE_END)
 _BLANK_RUNS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
-_TRAILING_WS_BLANK = re.compile(r"^[ \t]+$", re.MULTILINE)
+_WS_ONLY_LINE = re.compile(r"\n[ \t]+(?=\n)")
 _BACKTICK_RUN = re.compile(r"`{3,}")
 
 
@@ -103,27 +106,36 @@ def fence(code: CodeBlock, prefix: str = "") -> str:
 
 
 def splice_code(markdown: str, codes: list[CodeBlock]) -> str:
-    """Put fenced code blocks where their placeholders are."""
-    if not codes:
+    """Put fenced code blocks where their placeholders are (inline code where they share a line)."""
+    if not codes or CODE_MARK not in markdown:
         return markdown
-
-    def block(m: re.Match[str]) -> str:
-        prefix, index = m.group(1), int(m.group(2))
-        return prefix + fence(codes[index], prefix)
-
-    markdown = _PLACEHOLDER_LINE.sub(block, markdown)
-
-    def inline(m: re.Match[str]) -> str:
-        text = " ".join(codes[int(m.group(1))].text.split())
-        ticks = "``" if "`" in text else "`"
-        return f"{ticks}{text}{ticks}"
-
-    return _PLACEHOLDER_INLINE.sub(inline, markdown)
+    out: list[str] = []
+    pos = 0
+    for m in _PLACEHOLDER.finditer(markdown):
+        code = codes[int(m.group(1))]
+        line_start = markdown.rfind("\n", 0, m.start()) + 1
+        line_end = markdown.find("\n", m.end())
+        line_end = len(markdown) if line_end < 0 else line_end
+        prefix = markdown[line_start : m.start()]
+        alone = _BLOCK_PREFIX.fullmatch(prefix) is not None and not markdown[m.end() : line_end].strip()
+        out.append(markdown[pos : m.start()])
+        if alone:
+            # Continuation lines keep quote markers; a bullet or ":" becomes spaces of its width.
+            continuation = _MARKER.sub(lambda b: " " * len(b.group(0)), prefix)
+            out.append(fence(code, continuation))
+            pos = line_end  # trailing blanks of the placeholder line go
+        else:
+            text = " ".join(code.text.split())
+            ticks = "``" if "`" in text else "`"
+            out.append(f"{ticks}{text}{ticks}")
+            pos = m.end()
+    out.append(markdown[pos:])
+    return "".join(out)
 
 
 def tidy(markdown: str) -> str:
     """Collapse blank-line runs, strip whitespace-only lines and the ends."""
-    markdown = _TRAILING_WS_BLANK.sub("", markdown)
+    markdown = _WS_ONLY_LINE.sub("\n", markdown)
     markdown = _BLANK_RUNS.sub("\n\n", markdown)
     return markdown.strip("\n") + "\n" if markdown.strip() else ""
 

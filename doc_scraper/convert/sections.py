@@ -111,9 +111,7 @@ def github_slug(text: str) -> str:
 # -------------------------------------------------------------- splitting
 
 
-def _split_marked(
-    marked: str, marks: list[SectionMark], page_title: str
-) -> tuple[str, tuple[Section, ...]]:
+def _split_marked(marked: str, marks: list[SectionMark], page_title: str) -> tuple[str, tuple[Section, ...]]:
     # 1. Walk the lines: drop markers, open a section at each valid one.
     lines = (marked or "").split("\n")
     clean: list[str] = []
@@ -128,8 +126,11 @@ def _split_marked(
             if not line.strip():
                 continue
         found = _MARKER_RE.findall(line)
-        rest = _STRAY_RE.sub("", _MARKER_RE.sub("", line)) if (found or SECTION_MARK in line
-                                                                  or SECTION_END in line) else line
+        rest = (
+            _STRAY_RE.sub("", _MARKER_RE.sub("", line))
+            if (found or SECTION_MARK in line or SECTION_END in line)
+            else line
+        )
         for idx_text in found[:1]:
             idx = int(idx_text)
             if 0 <= idx < len(marks):
@@ -159,8 +160,15 @@ def _split_marked(
         if not text.strip():
             continue
         for part in _split_large(text):
-            sections.append(Section(anchor=raw.anchor, heading_path=raw.heading_path,
-                                    level=raw.level, text=part, seq=len(sections)))
+            sections.append(
+                Section(
+                    anchor=raw.anchor,
+                    heading_path=raw.heading_path,
+                    level=raw.level,
+                    text=part,
+                    seq=len(sections),
+                )
+            )
     return "\n".join(clean), tuple(sections)
 
 
@@ -172,8 +180,13 @@ def _fold_tiny(raws: list[_Raw]) -> list[_Raw]:
         carry = []
         nxt = raws[i + 1] if i + 1 < len(raws) else None
         text = "\n".join(lines).strip()
-        if (raw.anchor or raw.level > 0) and nxt is not None and nxt.level > raw.level \
-                and len(text) < TINY_SECTION_CHARS and not _has_body(lines):
+        if (
+            (raw.anchor or raw.level > 0)
+            and nxt is not None
+            and nxt.level > raw.level
+            and len(text) < TINY_SECTION_CHARS
+            and not _has_body(lines)
+        ):
             carry = lines
             continue
         out.append(_Raw(raw.anchor, raw.heading_path, raw.level, lines))
@@ -259,8 +272,12 @@ def _fence_step(fence: tuple[str, int] | None, line: str) -> tuple[tuple[str, in
         if match and not (match.group(1)[0] == "`" and "`" in match.group(2)):
             return (match.group(1)[0], len(match.group(1))), True
         return None, False
-    if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= fence[1] \
-            and not match.group(2).strip():
+    if (
+        match
+        and match.group(1)[0] == fence[0]
+        and len(match.group(1)) >= fence[1]
+        and not match.group(2).strip()
+    ):
         return None, True
     return fence, True
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 _ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"), None)
 SHELL_TEXT_THRESHOLD = 200
+SHELL_SCRIPT_TEXT = 40  # body text under which a scripted page without mount point is a shell
 
 # Page index: every word of every start tag, lower-cased. A selector can only match when all the
 # class names, ids, tag and attribute names it requires are among them, which rules out most of the
@@ -179,7 +180,13 @@ def is_empty_spa(doc: HtmlElement, index: PageIndex) -> bool:
         return False
     if any(index.matches(doc, sel) for sel in SPA_MOUNTS):
         return True
-    return bool(doc.xpath("//script[@src] | //body//script"))
+    noscript = " ".join(" ".join(n.itertext()) for n in body.iter("noscript")).lower()
+    if "javascript" in noscript:
+        return True
+    # Scripts and (nearly) nothing else: a short static page with an analytics tag is not a shell.
+    return visible_text_length(body, SHELL_SCRIPT_TEXT) < SHELL_SCRIPT_TEXT and bool(
+        doc.xpath("//script[@src] | //body//script")
+    )
 
 
 def detect(doc: HtmlElement, index: PageIndex) -> tuple[Detection, Profile | None]:

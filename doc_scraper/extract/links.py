@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING
 from urllib.parse import urldefrag, urljoin, urlsplit
 
+from doc_scraper.errors import ExtractError
 from doc_scraper.extract.detect import css
 
 if TYPE_CHECKING:
@@ -53,7 +55,7 @@ def _remove_dot_segments(path: str) -> str:
 class Resolver:
     """Resolves hrefs against one base URL, faster than ``urljoin`` for the common shapes."""
 
-    __slots__ = ("_cache", "base", "dir", "origin", "path", "query", "scheme")
+    __slots__ = ("_cache", "_links", "base", "dir", "origin", "path", "query", "scheme")
 
     def __init__(self, base: str) -> None:
         parts = urlsplit(base)
@@ -64,12 +66,19 @@ class Resolver:
         self.query = parts.query
         self.dir = self.path[: self.path.rfind("/") + 1]
         self._cache: dict[str, str] = {}
+        self._links: dict[str, str | None] = {}
 
     def absolute(self, href: str) -> str:
         """``href`` made absolute, fragment kept; other schemes (mailto:) returned as they are."""
         cached = self._cache.get(href)
         if cached is None:
-            cached = self._cache[href] = self._join(href.strip())
+            stripped = href.strip()
+            if stripped and stripped[0] not in "#?" and self.scheme in _SCHEMES:
+                # Pages of one folder share most hrefs (navigation): remember joins across pages.
+                cached = _join_shared(self.origin, self.dir, self.scheme, stripped)
+            else:
+                cached = self._join(stripped)
+            self._cache[href] = cached
         return cached
 
     def _join(self, href: str) -> str:
@@ -116,6 +125,12 @@ class Resolver:
 
     def link(self, href: str) -> str | None:
         """Absolute http(s) URL without fragment, or None for other schemes and junk."""
+        if href in self._links:
+            return self._links[href]
+        result = self._links[href] = self._link(href)
+        return result
+
+    def _link(self, href: str) -> str | None:
         absolute = self.absolute(href)
         if not absolute.startswith(("http://", "https://")):
             return None
@@ -126,6 +141,12 @@ class Resolver:
         if not host or host[0] in "/?#":
             return None
         return absolute
+
+
+@lru_cache(maxsize=32768)
+def _join_shared(origin: str, folder: str, scheme: str, href: str) -> str:
+    """Join a non-empty href that is not fragment- or query-only (these need the page itself)."""
+    return Resolver(origin + folder)._join(href)
 
 
 def resolve_href(base: str, href: str) -> str | None:
@@ -143,7 +164,12 @@ def extract_links(
     if selectors:
         roots: list[HtmlElement] = []
         for sel in selectors:
-            roots.extend(css(sel)(doc))
+            try:
+                roots.extend(css(sel)(doc))
+            except Exception as exc:  # cssselect's SelectorError family
+                raise ExtractError(
+                    resolver.base, f"link_selectors entry {sel!r} is not valid CSS ({exc}); fix the selector"
+                ) from exc
     else:
         body = doc.find("body")
         roots = [body if body is not None else doc]

@@ -53,8 +53,6 @@ PROFILES: tuple[Profile, ...] = (
             "div.theme-doc-version-banner",
             "nav.pagination-nav",
             "div.theme-doc-footer-edit-meta-row",
-            # the title Docusaurus synthesises from front matter (not in the document): kept as title only
-            "header",
         ),
     ),
     Profile(

@@ -156,6 +156,34 @@ def _simple(selector: str) -> _Simple | None:
     return _Simple(tag.lower() if tag else None, classes, ids[0] if ids else None, pairs)
 
 
+def _match_simple(region: HtmlElement, matchers: list[_Simple]) -> list[HtmlElement]:
+    """Elements under ``region`` matching any matcher, in one walk (classless ones by tag)."""
+    by_class: dict[str, list[_Simple]] = {}
+    by_tag: dict[str | None, list[_Simple]] = {}
+    for m in matchers:
+        if m.classes:
+            by_class.setdefault(min(m.classes), []).append(m)
+        else:
+            by_tag.setdefault(m.tag, []).append(m)
+    tags = {m.tag for m in matchers}
+    candidates = region.iter() if None in tags else region.iter(*tags)
+    found: list[HtmlElement] = []
+    everywhere = by_tag.get(None, [])
+    for el in candidates:
+        if el is region:
+            continue
+        tests = by_tag.get(el.tag, []) + everywhere
+        cls = el.get("class")
+        if cls:
+            for c in cls.split():
+                extra = by_class.get(c)
+                if extra:
+                    tests = tests + extra
+        if any(m.test(el) for m in tests):
+            found.append(el)
+    return found
+
+
 def clean_region(region: HtmlElement, profile: Profile | None, index: PageIndex) -> None:
     """Remove chrome inside the region: scripts, the profile's excludes, common widgets."""
     for el in list(region.iter("script", "style", "noscript", "template", "link", "meta")):
@@ -171,16 +199,7 @@ def clean_region(region: HtmlElement, profile: Profile | None, index: PageIndex)
         else:
             simple.append(matcher)
     if simple:
-        by_tag: dict[str | None, list[_Simple]] = {}
-        for m in simple:
-            by_tag.setdefault(m.tag, []).append(m)
-        anywhere = by_tag.pop(None, [])
-        candidates = region.iter() if anywhere else region.iter(*by_tag)
-        doomed.extend(
-            el
-            for el in candidates
-            if el is not region and any(m.test(el) for m in (by_tag.get(el.tag, anywhere) + anywhere))
-        )
+        doomed.extend(_match_simple(region, simple))
     for el in doomed:
         if el is not region:
             _drop(el)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import apsw
 
@@ -128,6 +128,28 @@ MIGRATIONS: tuple[str, ...] = (_MIGRATION_1,)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
+Row = tuple[Any, ...]
+
+
+def fetch_all(conn: apsw.Connection, sql: str, params: tuple[Any, ...] = ()) -> list[Row]:
+    """Rows of a query, typed loosely (SQLite values are checked where they are used)."""
+    return cast("list[Row]", conn.execute(sql, params).fetchall())
+
+
+def fetch_one(conn: apsw.Connection, sql: str, params: tuple[Any, ...] = ()) -> Row | None:
+    return cast("Row | None", conn.execute(sql, params).fetchone())
+
+
+@contextlib.contextmanager
+def snapshot(conn: apsw.Connection) -> Iterator[None]:
+    """Run several reads against one consistent state of the database."""
+    conn.execute("SAVEPOINT snapshot")
+    try:
+        yield
+    finally:
+        conn.execute("RELEASE snapshot")
+
+
 def open_connection(path: Path, *, readonly: bool = False) -> apsw.Connection:
     """Open ``path`` with our pragmas; a writable connection also migrates the schema."""
     try:
@@ -147,13 +169,16 @@ def open_connection(path: Path, *, readonly: bool = False) -> apsw.Connection:
             check_version(conn, path)
         return conn
     except apsw.Error as exc:
-        raise StateError(str(path), f"cannot open the index database: {exc}; "
-                         "delete it to rebuild the index with the next crawl") from exc
+        raise StateError(
+            str(path),
+            f"cannot open the index database: {exc}; delete it to rebuild the index with the next crawl",
+        ) from exc
 
 
 def schema_version(conn: apsw.Connection) -> int:
     exists = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").fetchone()
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+    ).fetchone()
     if not exists:
         return 0
     row = conn.execute("SELECT max(version) FROM schema_version").fetchone()
@@ -163,8 +188,11 @@ def schema_version(conn: apsw.Connection) -> int:
 def check_version(conn: apsw.Connection, path: Path) -> int:
     version = schema_version(conn)
     if version > SCHEMA_VERSION:
-        raise StateError(str(path), f"index schema version {version} is newer than this doc-scraper "
-                         f"understands ({SCHEMA_VERSION}); upgrade doc-scraper or delete the file")
+        raise StateError(
+            str(path),
+            f"index schema version {version} is newer than this doc-scraper "
+            f"understands ({SCHEMA_VERSION}); upgrade doc-scraper or delete the file",
+        )
     return version
 
 
@@ -200,7 +228,8 @@ def time_limit(conn: apsw.Connection, seconds: float) -> Iterator[None]:
     try:
         yield
     except apsw.InterruptError as exc:
-        raise SearchError(f"the query took longer than {seconds:g} s and was stopped; "
-                          "use fewer or more specific terms") from exc
+        raise SearchError(
+            f"the query took longer than {seconds:g} s and was stopped; use fewer or more specific terms"
+        ) from exc
     finally:
         conn.set_progress_handler(None)

@@ -11,19 +11,23 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from doc_scraper.index.db import fetch_all, fetch_one
 from doc_scraper.index.pages import drop_generations
 
 if TYPE_CHECKING:
     import apsw
 
+    from doc_scraper.index.db import Row
+
 logger = logging.getLogger(__name__)
 
 COUNT_KEYS = ("pages", "added", "changed", "unchanged", "removed", "failed")
-_CRAWL_COLUMNS = ("id, site_key, mode, status, started_at, ended_at, pages, added, changed, unchanged, removed,"
-                  " failed")
+_CRAWL_COLUMNS = (
+    "id, site_key, mode, status, started_at, ended_at, pages, added, changed, unchanged, removed, failed"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +76,7 @@ def parse_time(value: str | datetime) -> float | None:
     except (ValueError, AttributeError):
         return None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return moment.timestamp()
 
 
@@ -81,22 +85,24 @@ def parse_time(value: str | datetime) -> float | None:
 
 def site_generations(conn: apsw.Connection, site_key: str) -> tuple[int, int | None]:
     conn.execute("INSERT OR IGNORE INTO sites (site_key) VALUES (?)", (site_key,))
-    row = conn.execute("SELECT live_generation, staging_generation FROM sites WHERE site_key = ?",
-                       (site_key,)).fetchone()
+    row = fetch_one(
+        conn, "SELECT live_generation, staging_generation FROM sites WHERE site_key = ?", (site_key,)
+    )
+    if row is None:  # cannot happen after the INSERT OR IGNORE above
+        return 0, None
     return int(row[0]), (None if row[1] is None else int(row[1]))
 
 
 def begin_crawl(conn: apsw.Connection, site_key: str, mode: str, started_at: str, *, fresh: bool) -> int:
     """Record a crawl start and pick the generation it writes into; returns the crawl id."""
     live, staging = site_generations(conn, site_key)
-    conn.execute("UPDATE crawls SET status = 'interrupted' WHERE site_key = ? AND status = 'running'",
-                 (site_key,))
+    conn.execute(
+        "UPDATE crawls SET status = 'interrupted' WHERE site_key = ? AND status = 'running'", (site_key,)
+    )
     if fresh:
         if staging is not None:
-            drop_staging = conn.execute("DELETE FROM pages WHERE site_key = ? AND generation = ?",
-                                        (site_key, staging))
-            del drop_staging
-        top = conn.execute("SELECT max(generation) FROM pages WHERE site_key = ?", (site_key,)).fetchone()
+            conn.execute("DELETE FROM pages WHERE site_key = ? AND generation = ?", (site_key, staging))
+        top = fetch_one(conn, "SELECT max(generation) FROM pages WHERE site_key = ?", (site_key,))
         generation = max(live, staging or 0, int(top[0] or 0) if top else 0) + 1
         conn.execute("UPDATE sites SET staging_generation = ? WHERE site_key = ?", (generation, site_key))
     elif mode == "resume" and staging is not None:
@@ -106,100 +112,175 @@ def begin_crawl(conn: apsw.Connection, site_key: str, mode: str, started_at: str
     conn.execute(
         "INSERT INTO crawls (site_key, mode, status, generation, started_at, started_ts)"
         " VALUES (?, ?, 'running', ?, ?, ?)",
-        (site_key, mode, generation, started_at, parse_time(started_at)))
+        (site_key, mode, generation, started_at, parse_time(started_at)),
+    )
     crawl_id = int(conn.last_insert_rowid())
-    logger.info("index.crawl_started", extra={"site_key": site_key, "crawl_id": crawl_id, "mode": mode,
-                                              "generation": generation})
+    logger.info(
+        "index.crawl_started",
+        extra={"site_key": site_key, "crawl_id": crawl_id, "mode": mode, "generation": generation},
+    )
     return crawl_id
 
 
 def crawl_target(conn: apsw.Connection, crawl_id: int) -> tuple[str, int, int]:
     """(site_key, generation the crawl writes into, live generation) of a crawl."""
-    row = conn.execute("SELECT c.site_key, c.generation, s.live_generation FROM crawls c"
-                       " JOIN sites s ON s.site_key = c.site_key WHERE c.id = ?", (crawl_id,)).fetchone()
+    row = fetch_one(
+        conn,
+        "SELECT c.site_key, c.generation, s.live_generation FROM crawls c"
+        " JOIN sites s ON s.site_key = c.site_key WHERE c.id = ?",
+        (crawl_id,),
+    )
     if row is None:
         raise KeyError(f"unknown crawl id {crawl_id}")
     return str(row[0]), int(row[1]), int(row[2])
 
 
-def finish_crawl(conn: apsw.Connection, crawl_id: int, ended_at: str, summary: dict[str, int], *,
-                 commit: bool, retention: int) -> None:
+def finish_crawl(
+    conn: apsw.Connection,
+    crawl_id: int,
+    ended_at: str,
+    summary: dict[str, int],
+    *,
+    commit: bool,
+    retention: int,
+) -> None:
     """Close a crawl. ``commit`` makes its generation live, records history and applies retention."""
     site_key, generation, live = crawl_target(conn, crawl_id)
     counts = {key: int(summary.get(key, 0) or 0) for key in COUNT_KEYS}
     status = "completed" if commit else "interrupted"
     if commit:
         if generation != live:
-            conn.execute("UPDATE sites SET live_generation = ?, staging_generation = NULL WHERE site_key = ?",
-                         (generation, site_key))
+            conn.execute(
+                "UPDATE sites SET live_generation = ?, staging_generation = NULL WHERE site_key = ?",
+                (generation, site_key),
+            )
         dropped = drop_generations(conn, site_key, generation)
-        row = conn.execute("SELECT count(*) FROM pages WHERE site_key = ? AND generation = ?",
-                           (site_key, generation)).fetchone()
-        counts["pages"] = int(row[0])
-        conn.execute("INSERT INTO page_history (crawl_id, url, title, content_hash, depth)"
-                     " SELECT ?, url, title, content_hash, depth FROM pages WHERE site_key = ? AND generation = ?",
-                     (crawl_id, site_key, generation))
-        logger.info("index.generation_live", extra={"site_key": site_key, "generation": generation,
-                                                    "pages": counts["pages"], "dropped_pages": dropped})
+        row = fetch_one(
+            conn, "SELECT count(*) FROM pages WHERE site_key = ? AND generation = ?", (site_key, generation)
+        )
+        counts["pages"] = int(row[0]) if row else 0
+        conn.execute(
+            "INSERT INTO page_history (crawl_id, url, title, content_hash, depth)"
+            " SELECT ?, url, title, content_hash, depth FROM pages WHERE site_key = ? AND generation = ?",
+            (crawl_id, site_key, generation),
+        )
+        logger.info(
+            "index.generation_live",
+            extra={
+                "site_key": site_key,
+                "generation": generation,
+                "pages": counts["pages"],
+                "dropped_pages": dropped,
+            },
+        )
     conn.execute(
         "UPDATE crawls SET status = ?, ended_at = ?, ended_ts = ?, pages = ?, added = ?, changed = ?,"
         " unchanged = ?, removed = ?, failed = ?, summary = ? WHERE id = ?",
-        (status, ended_at, parse_time(ended_at), counts["pages"], counts["added"], counts["changed"],
-         counts["unchanged"], counts["removed"], counts["failed"], json.dumps(summary, default=str), crawl_id))
+        (
+            status,
+            ended_at,
+            parse_time(ended_at),
+            counts["pages"],
+            counts["added"],
+            counts["changed"],
+            counts["unchanged"],
+            counts["removed"],
+            counts["failed"],
+            json.dumps(summary, default=str),
+            crawl_id,
+        ),
+    )
     if commit and retention > 0:
-        conn.execute("DELETE FROM crawls WHERE site_key = ? AND status != 'running' AND id NOT IN"
-                     " (SELECT id FROM crawls WHERE site_key = ? AND status != 'running'"
-                     "  ORDER BY id DESC LIMIT ?)", (site_key, site_key, retention))
+        conn.execute(
+            "DELETE FROM crawls WHERE site_key = ? AND status != 'running' AND id NOT IN"
+            " (SELECT id FROM crawls WHERE site_key = ? AND status != 'running'"
+            "  ORDER BY id DESC LIMIT ?)",
+            (site_key, site_key, retention),
+        )
 
 
 # ------------------------------------------------------------------ reads
 
 
-def _crawl(row: tuple[object, ...]) -> CrawlInfo:
-    return CrawlInfo(id=int(row[0]), site_key=str(row[1]), mode=str(row[2]), status=str(row[3]),  # type: ignore[call-overload]
-                     started_at=str(row[4]), ended_at=None if row[5] is None else str(row[5]),
-                     pages=int(row[6]), added=int(row[7]), changed=int(row[8]),  # type: ignore[call-overload]
-                     unchanged=int(row[9]), removed=int(row[10]), failed=int(row[11]))  # type: ignore[call-overload]
+def _crawl(row: Row) -> CrawlInfo:
+    return CrawlInfo(
+        id=int(row[0]),
+        site_key=str(row[1]),
+        mode=str(row[2]),
+        status=str(row[3]),
+        started_at=str(row[4]),
+        ended_at=None if row[5] is None else str(row[5]),
+        pages=int(row[6]),
+        added=int(row[7]),
+        changed=int(row[8]),
+        unchanged=int(row[9]),
+        removed=int(row[10]),
+        failed=int(row[11]),
+    )
 
 
 def latest_crawl(conn: apsw.Connection, site_key: str) -> CrawlInfo | None:
     """The most recent crawl of a site, whatever its status."""
-    row = conn.execute(f"SELECT {_CRAWL_COLUMNS} FROM crawls WHERE site_key = ? ORDER BY id DESC LIMIT 1",
-                       (site_key,)).fetchone()
+    row = fetch_one(
+        conn, f"SELECT {_CRAWL_COLUMNS} FROM crawls WHERE site_key = ? ORDER BY id DESC LIMIT 1", (site_key,)
+    )
     return _crawl(row) if row else None
 
 
 def list_crawls(conn: apsw.Connection, site_key: str, limit: int = 50) -> list[CrawlInfo]:
-    rows = conn.execute(f"SELECT {_CRAWL_COLUMNS} FROM crawls WHERE site_key = ? ORDER BY id DESC LIMIT ?",
-                        (site_key, limit)).fetchall()
+    rows = fetch_all(
+        conn,
+        f"SELECT {_CRAWL_COLUMNS} FROM crawls WHERE site_key = ? ORDER BY id DESC LIMIT ?",
+        (site_key, limit),
+    )
     return [_crawl(r) for r in rows]
 
 
 def diff(conn: apsw.Connection, site_key: str, since: datetime) -> CrawlDiff:
     """Compare the latest completed crawl with the last one completed at or before ``since``."""
     cutoff = parse_time(since)
-    row = conn.execute(f"SELECT {_CRAWL_COLUMNS} FROM crawls WHERE site_key = ? AND status = 'completed'"
-                       " ORDER BY ended_ts DESC, id DESC LIMIT 1", (site_key,)).fetchone()
+    row = fetch_one(
+        conn,
+        f"SELECT {_CRAWL_COLUMNS} FROM crawls WHERE site_key = ? AND status = 'completed'"
+        " ORDER BY ended_ts DESC, id DESC LIMIT 1",
+        (site_key,),
+    )
     current = _crawl(row) if row else None
     if current is None:
         return CrawlDiff(site_key, None, None, note=f"no completed crawl of {site_key!r} yet")
-    row = conn.execute(f"SELECT {_CRAWL_COLUMNS} FROM crawls WHERE site_key = ? AND status = 'completed'"
-                       " AND ended_ts <= ? ORDER BY ended_ts DESC, id DESC LIMIT 1",
-                       (site_key, cutoff)).fetchone()
+    row = fetch_one(
+        conn,
+        f"SELECT {_CRAWL_COLUMNS} FROM crawls WHERE site_key = ? AND status = 'completed'"
+        " AND ended_ts <= ? ORDER BY ended_ts DESC, id DESC LIMIT 1",
+        (site_key, cutoff),
+    )
     baseline = _crawl(row) if row else None
     if baseline is None:
-        return CrawlDiff(site_key, None, current,
-                         note=f"no completed crawl of {site_key!r} ended at or before {since.isoformat()}")
+        return CrawlDiff(
+            site_key,
+            None,
+            current,
+            note=f"no completed crawl of {site_key!r} ended at or before {since.isoformat()}",
+        )
     if baseline.id == current.id:
-        return CrawlDiff(site_key, baseline, current,
-                         note="the latest crawl is the baseline: nothing has been crawled since")
-    old = dict(conn.execute("SELECT url, content_hash FROM page_history WHERE crawl_id = ?",
-                            (baseline.id,)).fetchall())
-    new = dict(conn.execute("SELECT url, content_hash FROM page_history WHERE crawl_id = ?",
-                            (current.id,)).fetchall())
+        return CrawlDiff(
+            site_key,
+            baseline,
+            current,
+            note="the latest crawl is the baseline: nothing has been crawled since",
+        )
+    old: dict[str, str] = dict(
+        fetch_all(conn, "SELECT url, content_hash FROM page_history WHERE crawl_id = ?", (baseline.id,))
+    )
+    new: dict[str, str] = dict(
+        fetch_all(conn, "SELECT url, content_hash FROM page_history WHERE crawl_id = ?", (current.id,))
+    )
     added = tuple(sorted(u for u in new if u not in old))
     removed = tuple(sorted(u for u in old if u not in new))
-    changed = tuple(ChangedPage(u, str(new[u]), str(old[u])) for u in sorted(new) if u in old and new[u] != old[u])
+    changed = tuple(
+        ChangedPage(u, str(new[u]), str(old[u])) for u in sorted(new) if u in old and new[u] != old[u]
+    )
     unchanged = sum(1 for u in new if u in old and new[u] == old[u])
-    return CrawlDiff(site_key, baseline, current, added=added, removed=removed, changed=changed,
-                     unchanged=unchanged)
+    return CrawlDiff(
+        site_key, baseline, current, added=added, removed=removed, changed=changed, unchanged=unchanged
+    )

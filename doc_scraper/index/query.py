@@ -21,25 +21,29 @@ import re
 from dataclasses import dataclass
 
 # English function words dropped from plain queries (never from phrases).
-STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further get
-    gets got had has have having he her here hers him his how i if in into is it its itself just let
-    me more most my myself no nor not now of off on once only or other our ours out over own same
-    she should so some such than that the their theirs them then there these they this those through
-    to too under until up very was way we were what when where which while who whom why will with
-    would you your yours yourself vs versus using use used want need make makes my""".split()
-)
+_STOPWORD_TEXT = """
+    a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further
+    get gets got had has have having he her here hers him his how i if in into is it its itself
+    just let me more most my myself no nor not now of off on once only or other our ours out
+    over own same she should so some such than that the their theirs them then there these they
+    this those through to too under until up very was way we were what when where which while
+    who whom why will with would you your yours yourself vs versus using use used want need make
+    makes my
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 # An identifier-like token: dotted names, names with underscores, camelCase, ALLCAPS.
 _TOKEN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _CAMEL_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 _FTS_SYNTAX_RE = re.compile(
-    r'"|\bNEAR\s*\(|\b(?:OR|AND|NOT)\b|\w\*(?=\s|$|\))|\b(?:title|heading_text|text|identifiers)\s*:|\^')
+    r'"|\bNEAR\s*\(|\b(?:OR|AND|NOT)\b|\w\*(?=\s|$|\))|\b(?:title|heading_text|text|identifiers)\s*:|\^'
+)
 _ANCHOR_PREFIX_RE = re.compile(
     r"^(?:envvar|cmdoption|term|opcode|pdbcommand|index|std|py|c|cpp|js|module|function|class|"
-    r"method|attribute|exception|data)[-.:](?=[A-Za-z_])")
+    r"method|attribute|exception|data)[-.:](?=[A-Za-z_])"
+)
 _MAX_TERMS = 24
 
 
@@ -56,7 +60,7 @@ class ParsedQuery:
 
 
 def is_identifier(token: str) -> bool:
-    """True for tokens that name code rather than being a word: ``a.b``, ``a_b``, ``camelCase``, ``ALLCAPS``."""
+    """True for tokens that name code, not words: ``a.b``, ``a_b``, ``camelCase``, ``ALLCAPS``."""
     if not token or not (token[0].isalpha() or token[0] == "_"):
         return False
     if "." in token.strip(".") or "_" in token:
@@ -140,8 +144,14 @@ def parse_query(query: str) -> ParsedQuery:
     fallback = " OR ".join(_quote(t) for t in terms)
     advanced = bool(_FTS_SYNTAX_RE.search(text))
     match = text if advanced else fallback
-    return ParsedQuery(text=text, match=match, terms=tuple(terms), identifiers=tuple(dict.fromkeys(identifiers)),
-                       advanced=advanced, fallback=fallback)
+    return ParsedQuery(
+        text=text,
+        match=match,
+        terms=tuple(terms),
+        identifiers=tuple(dict.fromkeys(identifiers)),
+        advanced=advanced,
+        fallback=fallback,
+    )
 
 
 def _quote(term: str) -> str:

@@ -11,15 +11,15 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import apsw
-
 from doc_scraper.errors import StateError
 from doc_scraper.index import history, pages
 from doc_scraper.index import search as _search
-from doc_scraper.index.db import DEFAULT_QUERY_TIME_LIMIT, open_connection, time_limit
+from doc_scraper.index.db import DEFAULT_QUERY_TIME_LIMIT, open_connection, snapshot, time_limit
 
 if TYPE_CHECKING:
     from datetime import datetime
+
+    import apsw
 
     from doc_scraper.index.history import CrawlDiff, CrawlInfo
     from doc_scraper.index.pages import PageInfo, StoredPage
@@ -69,15 +69,16 @@ class IndexReader:
 
     # -------------------------------------------------------------- queries
 
-    def search(self, query: str, *, site_key: str | None = None, limit: int = 10,
-               one_per_page: bool = True) -> list[SearchResult]:
+    def search(
+        self, query: str, *, site_key: str | None = None, limit: int = 10, one_per_page: bool = True
+    ) -> list[SearchResult]:
         conn = self._conn()
-        with time_limit(conn, self.time_limit_s), conn:
+        with time_limit(conn, self.time_limit_s), snapshot(conn):
             return _search.search(conn, query, site_key=site_key, limit=limit, one_per_page=one_per_page)
 
     def list_pages(self, site_key: str, offset: int = 0, limit: int = 100) -> tuple[list[PageInfo], int]:
         conn = self._conn()
-        with time_limit(conn, self.time_limit_s), conn:
+        with time_limit(conn, self.time_limit_s), snapshot(conn):
             generation = self._live_generation(conn, site_key)
             if generation is None:
                 return [], 0
@@ -85,7 +86,7 @@ class IndexReader:
 
     def get_page(self, site_key: str, url: str) -> StoredPage | None:
         conn = self._conn()
-        with time_limit(conn, self.time_limit_s), conn:
+        with time_limit(conn, self.time_limit_s), snapshot(conn):
             generation = self._live_generation(conn, site_key)
             if generation is None:
                 return None
@@ -103,13 +104,15 @@ class IndexReader:
 
     def diff(self, site_key: str, since: datetime) -> CrawlDiff:
         conn = self._conn()
-        with time_limit(conn, self.time_limit_s), conn:
+        with time_limit(conn, self.time_limit_s), snapshot(conn):
             return history.diff(conn, site_key, since)
 
     def sites(self) -> list[str]:
         """Site keys that have pages in the index."""
         conn = self._conn()
         with time_limit(conn, self.time_limit_s):
-            rows = conn.execute("SELECT DISTINCT p.site_key FROM pages p JOIN sites s ON s.site_key = p.site_key"
-                                " AND s.live_generation = p.generation ORDER BY p.site_key").fetchall()
+            rows = conn.execute(
+                "SELECT DISTINCT p.site_key FROM pages p JOIN sites s ON s.site_key = p.site_key"
+                " AND s.live_generation = p.generation ORDER BY p.site_key"
+            ).fetchall()
         return [str(r[0]) for r in rows]

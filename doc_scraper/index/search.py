@@ -16,15 +16,14 @@ import json
 import logging
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import apsw
 
 from doc_scraper.errors import SearchError
+from doc_scraper.index import snippets
+from doc_scraper.index.db import fetch_all, fetch_one
 from doc_scraper.index.query import ParsedQuery, parse_query
-
-if TYPE_CHECKING:
-    pass
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +32,6 @@ PREFILTER_FACTOR = 2  # FTS5 rows ranked before the joins, per candidate wanted
 MAX_LIMIT = 100
 # bm25 column weights: title, heading_text, text, identifiers
 BM25_WEIGHTS = (6.0, 4.0, 1.0, 1.5)
-SNIPPET_TOKENS = 16
 # Re-scoring weights, tuned on search-python.jsonl (see benchmarks/bench_search.py).
 W_COVERAGE = 1.0  # idf-weighted share of query terms in the section
 W_HEADING = 1.0  # ... in its heading path or page title
@@ -73,29 +71,40 @@ class _Candidate:
     bm25: float = 0.0  # positive, higher is better
     ident: int = 0  # 2: defines a query identifier, 1: mentions one
     pairs: int = 0  # adjacent query-term pairs found close together
-    length: int = 0  # characters of text
-    terms: list[int] = field(default_factory=list)  # per query term: bits 1 anywhere, 2 heading path, 4 page title
+    terms: list[int] = field(
+        default_factory=list
+    )  # per query term: bits 1 in the section, 2 its headings, 4 page title
     score: float = 0.0
 
 
 def search_sql(*, limit: int) -> str:
     """Stage 1: the best ``limit`` sections matching ``?1`` by weighted bm25 (FTS5 only, no joins)."""
     weights = ", ".join(f"{w:g}" for w in BM25_WEIGHTS)
-    return (f"SELECT rowid, bm25(sections_fts, {weights}) AS rank_score FROM sections_fts"
-            f" WHERE sections_fts MATCH ? ORDER BY rank_score LIMIT {int(limit)}")
+    return (
+        f"SELECT rowid, bm25(sections_fts, {weights}) AS rank_score FROM sections_fts"
+        f" WHERE sections_fts MATCH ? ORDER BY rank_score LIMIT {int(limit)}"
+    )
 
 
 def sections_sql(*, site_filter: bool) -> str:
     """Stage 2: metadata of the candidate sections (JSON id list ``?1``) in live generations."""
     where = " AND p.site_key = ?2" if site_filter else ""
-    return ("SELECT s.id, p.site_key, p.url, s.anchor, p.title, s.heading_path, s.level, p.crawled_at,"
-            " length(s.text) FROM sections s JOIN pages p ON p.id = s.page_id"
-            " JOIN sites st ON st.site_key = p.site_key AND st.live_generation = p.generation"
-            f" WHERE s.id IN (SELECT value FROM json_each(?1)){where}")
+    return (
+        "SELECT s.id, p.site_key, p.url, s.anchor, p.title, s.heading_path, s.level, p.crawled_at"
+        " FROM sections s JOIN pages p ON p.id = s.page_id"
+        " JOIN sites st ON st.site_key = p.site_key AND st.live_generation = p.generation"
+        f" WHERE s.id IN (SELECT value FROM json_each(?1)){where}"
+    )
 
 
-def search(conn: apsw.Connection, query: str, *, site_key: str | None = None, limit: int = 10,
-           one_per_page: bool = True) -> list[SearchResult]:
+def search(
+    conn: apsw.Connection,
+    query: str,
+    *,
+    site_key: str | None = None,
+    limit: int = 10,
+    one_per_page: bool = True,
+) -> list[SearchResult]:
     """Run ``query`` against the live index; never raises for odd query text."""
     limit = max(1, min(int(limit), MAX_LIMIT))
     parsed = parse_query(query)
@@ -125,11 +134,18 @@ def search(conn: apsw.Connection, query: str, *, site_key: str | None = None, li
         chosen.append(cand)
         if len(chosen) >= limit:
             break
-    snippets = _snippets(conn, match, [c.section_id for c in chosen])
+    found = _snippets(conn, parsed, [c.section_id for c in chosen])
     return [
-        SearchResult(site_key=c.site_key, url=c.url, anchor=c.anchor, title=c.title,
-                     heading_path=_path(c.heading_path), snippet=snippets.get(c.section_id, ""),
-                     score=round(c.score, 4), crawled_at=c.crawled_at)
+        SearchResult(
+            site_key=c.site_key,
+            url=c.url,
+            anchor=c.anchor,
+            title=c.title,
+            heading_path=_path(c.heading_path),
+            snippet=found.get(c.section_id, ""),
+            score=round(c.score, 4),
+            crawled_at=c.crawled_at,
+        )
         for c in chosen
     ]
 
@@ -138,17 +154,30 @@ def _fts_candidates(conn: apsw.Connection, match: str, site_key: str | None) -> 
     if not match:
         return {}
     fetch = CANDIDATES * PREFILTER_FACTOR
-    ranked = conn.execute(search_sql(limit=fetch), (match,)).fetchall()
+    ranked = fetch_all(conn, search_sql(limit=fetch), (match,))
     if len(ranked) == fetch and _foreign_share(conn, site_key) > 0.5:
         # Most indexed rows belong to other sites or a staging generation: rank them all.
-        ranked = conn.execute(search_sql(limit=1_000_000), (match,)).fetchall()
+        ranked = fetch_all(conn, search_sql(limit=1_000_000), (match,))
     bm25 = {int(r[0]): -float(r[1]) for r in ranked}
-    params: tuple[Any, ...] = (json.dumps(list(bm25)), site_key) if site_key else (json.dumps(list(bm25)),)
+    ids = list(bm25)
     out: dict[int, _Candidate] = {}
-    for row in conn.execute(sections_sql(site_filter=bool(site_key)), params):
-        out[row[0]] = _Candidate(section_id=row[0], site_key=row[1], url=row[2], anchor=row[3], title=row[4],
-                                 heading_path=row[5], level=row[6], crawled_at=row[7], bm25=bm25[row[0]],
-                                 length=row[8])
+    # Metadata for the best CANDIDATES first; more only if the live-generation or site filter dropped some.
+    for chunk in (ids[:CANDIDATES], ids[CANDIDATES:]):
+        if not chunk or len(out) >= CANDIDATES:
+            break
+        params: tuple[Any, ...] = (json.dumps(chunk), site_key) if site_key else (json.dumps(chunk),)
+        for row in conn.execute(sections_sql(site_filter=bool(site_key)), params):
+            out[row[0]] = _Candidate(
+                section_id=row[0],
+                site_key=row[1],
+                url=row[2],
+                anchor=row[3],
+                title=row[4],
+                heading_path=row[5],
+                level=row[6],
+                crawled_at=row[7],
+                bm25=bm25[row[0]],
+            )
     if len(out) > CANDIDATES:
         keep = sorted(out.values(), key=lambda c: -c.bm25)[:CANDIDATES]
         out = {c.section_id: c for c in keep}
@@ -157,57 +186,95 @@ def _fts_candidates(conn: apsw.Connection, match: str, site_key: str | None) -> 
 
 def _foreign_share(conn: apsw.Connection, site_key: str | None) -> float:
     """Share of indexed sections outside the searched live generation(s)."""
-    row = conn.execute(
+    row = fetch_one(
+        conn,
         "SELECT count(*), sum(CASE WHEN st.site_key IS NOT NULL AND (?1 IS NULL OR p.site_key = ?1)"
         " THEN 1 ELSE 0 END) FROM pages p LEFT JOIN sites st ON st.site_key = p.site_key"
-        " AND st.live_generation = p.generation", (site_key,)).fetchone()
+        " AND st.live_generation = p.generation",
+        (site_key,),
+    )
     total, ours = (int(row[0] or 0), int(row[1] or 0)) if row else (0, 0)
     return 1.0 - ours / total if total else 0.0
 
 
-def _add_identifier_candidates(conn: apsw.Connection, parsed: ParsedQuery, site_key: str | None,
-                               candidates: dict[int, _Candidate]) -> None:
+def _add_identifier_candidates(
+    conn: apsw.Connection, parsed: ParsedQuery, site_key: str | None, candidates: dict[int, _Candidate]
+) -> None:
     if not parsed.identifiers:
         return
     marks = ", ".join("?" for _ in parsed.identifiers)
     where = " AND p.site_key = ?" if site_key else ""
     params: tuple[Any, ...] = (*parsed.identifiers, site_key) if site_key else tuple(parsed.identifiers)
-    sql = (f"SELECT s.id, p.site_key, p.url, s.anchor, p.title, s.heading_path, s.level, p.crawled_at,"
-           f" max(i.strength), length(s.text) FROM section_idents i JOIN sections s ON s.id = i.section_id"
-           f" JOIN pages p ON p.id = s.page_id"
-           f" JOIN sites st ON st.site_key = p.site_key AND st.live_generation = p.generation"
-           f" WHERE i.ident IN ({marks}){where} GROUP BY s.id ORDER BY max(i.strength) DESC LIMIT {CANDIDATES}")
+    sql = (
+        f"SELECT s.id, p.site_key, p.url, s.anchor, p.title, s.heading_path, s.level, p.crawled_at,"
+        f" max(i.strength) FROM section_idents i JOIN sections s ON s.id = i.section_id"
+        f" JOIN pages p ON p.id = s.page_id"
+        f" JOIN sites st ON st.site_key = p.site_key AND st.live_generation = p.generation"
+        f" WHERE i.ident IN ({marks}){where} GROUP BY s.id ORDER BY max(i.strength) DESC LIMIT {CANDIDATES}"
+    )
     for row in conn.execute(sql, params):
         cand = candidates.get(row[0])
         if cand is None:
-            cand = _Candidate(section_id=row[0], site_key=row[1], url=row[2], anchor=row[3], title=row[4],
-                              heading_path=row[5], level=row[6], crawled_at=row[7], length=row[9])
+            cand = _Candidate(
+                section_id=row[0],
+                site_key=row[1],
+                url=row[2],
+                anchor=row[3],
+                title=row[4],
+                heading_path=row[5],
+                level=row[6],
+                crawled_at=row[7],
+            )
             candidates[row[0]] = cand
         cand.ident = max(cand.ident, int(row[8]))
 
 
 def _term_info(conn: apsw.Connection, parsed: ParsedQuery, candidates: dict[int, _Candidate]) -> list[float]:
-    """Which query terms each candidate contains (anywhere, and in its headings); returns term weights.
+    """Which query terms each candidate contains, in its text and in its headings; returns term weights.
 
-    One FTS5 lookup per term over the whole index is far cheaper than asking
-    FTS5 about each candidate row. Weights are idf-like: rare terms count more.
+    Presence in the section comes from one FTS5 lookup per term over the whole
+    index (far cheaper than asking FTS5 about each candidate row); presence in
+    the short heading path and page title from tokenizing them here. Weights
+    are idf-like: rare terms count more.
     """
-    total_row = conn.execute("SELECT count(*) FROM sections").fetchone()
+    total_row = fetch_one(conn, "SELECT count(*) FROM sections")
     total = max(1, int(total_row[0]) if total_row else 1)
+    tok = snippets.tokenizer(conn)
+    term_stems = [snippets.query_stems(tok, [term]) for term in parsed.terms]
+    stem_cache: dict[str, set[str]] = {}
+
+    def stems_of(text: str) -> set[str]:
+        found = stem_cache.get(text)
+        if found is None:
+            found = {t[2] for t in tok(text.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None)}
+            stem_cache[text] = found
+        return found
+
     weights: list[float] = []
-    for cand in candidates.values():
+    heading_stems: dict[int, set[str]] = {}
+    title_stems: dict[int, set[str]] = {}
+    for sid, cand in candidates.items():
         cand.terms = [0] * len(parsed.terms)
+        heading_stems[sid] = stems_of(cand.heading_path)  # JSON text: the quotes are not tokens
+        title_stems[sid] = stems_of(cand.title)
     for i, term in enumerate(parsed.terms):
         quoted = '"' + term.replace('"', '""') + '"'
-        anywhere = {r[0] for r in conn.execute("SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?",
-                                               (quoted,))}
-        heading = {r[0] for r in conn.execute("SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?",
-                                              ("{heading_text}: " + quoted,))}
-        title = {r[0] for r in conn.execute("SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?",
-                                            ("{title}: " + quoted,))}
-        weights.append(math.log(1 + total / (1 + len(anywhere))))
+        inside = {
+            r[0]
+            for r in conn.execute(
+                "SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?",
+                ("{heading_text text identifiers}: " + quoted,),
+            )
+        }
+        weights.append(math.log(1 + total / (1 + len(inside))))
+        wanted = term_stems[i]
         for sid, cand in candidates.items():
-            cand.terms[i] = (sid in anywhere) | (sid in heading) << 1 | (sid in title) << 2
+            bits = 1 if sid in inside else 0
+            if wanted and wanted <= heading_stems[sid]:
+                bits |= 2
+            if wanted and wanted <= title_stems[sid]:
+                bits |= 4
+            cand.terms[i] = bits
     return weights
 
 
@@ -259,18 +326,15 @@ def _rescore(weights: list[float], n_pairs: int, cands: list[_Candidate]) -> lis
     return sorted(cands, key=lambda c: -c.score)
 
 
-def _snippets(conn: apsw.Connection, match: str, ids: list[int]) -> dict[int, str]:
-    out: dict[int, str] = {}
-    sql = (f"SELECT snippet(sections_fts, 2, '[', ']', '...', {SNIPPET_TOKENS}) FROM sections_fts"
-           " WHERE sections_fts MATCH ? AND rowid = ?")
-    for sid in ids:
-        row = conn.execute(sql, (match, sid)).fetchone()
-        if row and str(row[0]).strip() and "[" in str(row[0]):
-            out[sid] = " ".join(str(row[0]).split())
-            continue
-        text = conn.execute("SELECT substr(text, 1, 240) FROM sections WHERE id = ?", (sid,)).fetchone()
-        out[sid] = " ".join(str(text[0]).split()) if text else ""
-    return out
+def _snippets(conn: apsw.Connection, parsed: ParsedQuery, ids: list[int]) -> dict[int, str]:
+    if not ids:
+        return {}
+    tok = snippets.tokenizer(conn)
+    stems = snippets.query_stems(tok, parsed.terms)
+    rows = fetch_all(
+        conn, "SELECT id, text FROM sections WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(ids),)
+    )
+    return {int(sid): snippets.make_snippet(tok, str(text), stems) for sid, text in rows}
 
 
 def _path(heading_json: str) -> tuple[str, ...]:

@@ -10,6 +10,7 @@ failing job does not undo the others).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import queue
 import threading
@@ -64,8 +65,9 @@ class IndexWriter:
         result = await self._submit(_begin, site_key, mode, started_at, fresh)
         return int(result)
 
-    async def upsert_page(self, crawl_id: int, site_key: str, record: PageRecord,
-                          sections: Sequence[Section]) -> None:
+    async def upsert_page(
+        self, crawl_id: int, site_key: str, record: PageRecord, sections: Sequence[Section]
+    ) -> None:
         await self._submit(_upsert, crawl_id, site_key, record, tuple(sections))
 
     async def touch_page(self, crawl_id: int, site_key: str, url: str, crawled_at: str) -> None:
@@ -75,8 +77,9 @@ class IndexWriter:
     async def remove_pages(self, crawl_id: int, site_key: str, urls: Sequence[str]) -> None:
         await self._submit(_remove, crawl_id, site_key, tuple(urls))
 
-    async def finish_crawl(self, crawl_id: int, ended_at: str, summary: dict[str, int], *, commit: bool,
-                           retention: int) -> None:
+    async def finish_crawl(
+        self, crawl_id: int, ended_at: str, summary: dict[str, int], *, commit: bool, retention: int
+    ) -> None:
         """Close a crawl; ``commit=True`` makes its pages live, ``False`` keeps staging for a resume."""
         await self._submit(_finish, crawl_id, ended_at, dict(summary), commit, retention)
 
@@ -141,13 +144,11 @@ class IndexWriter:
             logger.exception("index.write_failed", extra={"db_path": str(self.db_path), "jobs": len(batch)})
             if not conn.getautocommit():
                 conn.execute("ROLLBACK")
-            error = self._map_error(exc)
-            outcomes = [(job, None, error) for job in batch]
+            failure = self._map_error(exc)
+            outcomes = [(job, None, failure) for job in batch]
         for job, result, error in outcomes:
-            try:
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits for this job any more
                 job.loop.call_soon_threadsafe(_resolve, job.future, result, error)
-            except RuntimeError:  # the loop is closed: nobody waits for this job any more
-                pass
 
     def _map_error(self, exc: BaseException) -> BaseException:
         if isinstance(exc, apsw.Error):
@@ -173,8 +174,9 @@ def _begin(conn: apsw.Connection, site_key: str, mode: str, started_at: str, fre
     return history.begin_crawl(conn, site_key, mode, started_at, fresh=fresh)
 
 
-def _upsert(conn: apsw.Connection, crawl_id: int, site_key: str, record: PageRecord,
-            sections: tuple[Section, ...]) -> None:
+def _upsert(
+    conn: apsw.Connection, crawl_id: int, site_key: str, record: PageRecord, sections: tuple[Section, ...]
+) -> None:
     crawl_site, generation, _ = history.crawl_target(conn, crawl_id)
     _check_site(crawl_id, crawl_site, site_key)
     pages.upsert_page(conn, crawl_id, site_key, generation, record, sections)
@@ -193,8 +195,9 @@ def _remove(conn: apsw.Connection, crawl_id: int, site_key: str, urls: tuple[str
     pages.remove_pages(conn, site_key, generation, urls)
 
 
-def _finish(conn: apsw.Connection, crawl_id: int, ended_at: str, summary: dict[str, int], commit: bool,
-            retention: int) -> None:
+def _finish(
+    conn: apsw.Connection, crawl_id: int, ended_at: str, summary: dict[str, int], commit: bool, retention: int
+) -> None:
     history.finish_crawl(conn, crawl_id, ended_at, summary, commit=commit, retention=retention)
 
 

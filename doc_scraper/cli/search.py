@@ -1,0 +1,156 @@
+"""``doc-scraper search QUERY...``: ranked full-text search over crawled docs, offline.
+
+Flags may come before or after the query words; ``--`` ends flags. Imports
+stay lazy: only the config loader and the index reader load, so a search
+starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from doc_scraper.cli._flags import add_config_flag, add_flag
+from doc_scraper.errors import ConfigError, DocScraperError, UsageError
+
+if TYPE_CHECKING:
+    from doc_scraper.index.search import SearchResult
+
+HELP = 'search crawled docs offline (BM25 over sections; FTS5 syntax: "phrase", OR, prefix*)'
+DEFAULT_LIMIT = 10
+
+# flag -> (dest, takes a value)
+_TRAILING_FLAGS = {
+    "config": ("config", True),
+    "site": ("site", True),
+    "limit": ("limit", True),
+    "json": ("json", False),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_config_flag(parser)
+    add_flag(parser, "site", metavar="KEY", help="search one site only (default: every site)")
+    add_flag(parser, "limit", default=str(DEFAULT_LIMIT), metavar="N", help="results to show (default: 10)")
+    add_flag(parser, "json", action="store_true", help="print results as a JSON array")
+    parser.add_argument(
+        "query",
+        nargs=argparse.REMAINDER,
+        metavar="QUERY",
+        help="search terms; flags may follow them, -- ends flags",
+    )
+
+
+def _split_trailing_flags(args: argparse.Namespace) -> list[str]:
+    """Apply flags written after the query words; return the query words."""
+    words: list[str] = []
+    items = list(args.query or [])
+    flags_done = False
+    i = 0
+    while i < len(items):
+        item = items[i]
+        i += 1
+        if flags_done:
+            words.append(item)
+            continue
+        if item == "--":
+            flags_done = True
+            continue
+        name, eq, value = item.lstrip("-").partition("=")
+        if (
+            item.startswith("-")
+            and name in _TRAILING_FLAGS
+            and item.lstrip("-")
+            and len(item) - len(item.lstrip("-")) <= 2
+        ):
+            dest, takes_value = _TRAILING_FLAGS[name]
+            if not takes_value:
+                setattr(args, dest, True)
+                continue
+            if not eq:
+                if i >= len(items):
+                    raise UsageError(f"search: flag -{name} needs a value")
+                value = items[i]
+                i += 1
+            setattr(args, dest, value)
+            continue
+        words.append(item)
+    return words
+
+
+def _limit(raw: Any) -> int:
+    try:
+        limit = int(raw)
+    except (TypeError, ValueError):
+        raise UsageError(f"search: -limit must be a whole number > 0, got {raw!r}") from None
+    if limit <= 0:
+        raise UsageError(f"search: -limit must be > 0, got {limit}")
+    return limit
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from doc_scraper.config.load import load_config
+
+    words = _split_trailing_flags(args)
+    query = " ".join(words).strip()
+    if not query:
+        raise UsageError("search: give a query, e.g. doc-scraper search asyncio.TaskGroup")
+    limit = _limit(args.limit)
+    config = load_config(args.config)
+    site = args.site or None
+    if site is not None and site not in config.sites:
+        valid = ", ".join(sorted(config.sites)) or "(none)"
+        raise ConfigError(f"unknown site {site!r} in {config.path}; valid keys: {valid}", key="-site")
+    db_path = Path(config.state_dir) / "index.db"
+    hint = f"run doc-scraper crawl -site {site or 'KEY'} first"
+    if not db_path.is_file():
+        raise DocScraperError(f"no search index yet at {db_path}; {hint}")
+
+    from doc_scraper.index.reader import IndexReader
+
+    reader = IndexReader.open(db_path)
+    try:
+        if site is not None and site not in reader.sites():
+            raise DocScraperError(f"site {site!r} has no indexed pages yet; {hint}")
+        results = reader.search(query, site_key=site, limit=limit)
+    finally:
+        reader.close()
+    if args.json:
+        print(json.dumps([_as_json(r) for r in results], ensure_ascii=False, indent=1))
+    else:
+        _print_text(results)
+    return 0
+
+
+def _as_json(result: SearchResult) -> dict[str, Any]:
+    return {
+        "site_key": result.site_key,
+        "url": result.url,
+        "anchor": result.anchor,
+        "title": result.title,
+        "heading_path": " > ".join(result.heading_path),
+        "snippet": result.snippet,
+        "score": result.score,
+        "crawled_at": result.crawled_at,
+    }
+
+
+def _print_text(results: list[SearchResult]) -> None:
+    if not results:
+        print("no results", file=sys.stderr)
+        return
+    for number, result in enumerate(results, 1):
+        path = list(result.heading_path)
+        if path and path[0] == result.title:
+            path = path[1:]
+        heading = "  >  ".join([result.title, *path]) if path else result.title
+        link = f"{result.url}#{result.anchor}" if result.anchor else result.url
+        print(f"{number}. {heading}  ({result.site_key})")
+        print(f"   {link}")
+        if result.snippet:
+            print(f"   {result.snippet}")
+        print()
