@@ -24,8 +24,10 @@ import concurrent.futures
 import contextlib
 import ctypes
 import functools
+import hashlib
 import logging
 import multiprocessing
+import re
 import os
 import shutil
 import signal
@@ -213,6 +215,8 @@ class SiteCrawl:
         # Docs pages repeat the same navigation links on every page: normalise and
         # scope-check each distinct link once (bounded, so memory stays flat).
         self._classify = functools.lru_cache(maxsize=50_000)(self._classify_uncached)
+        self._content_owner: dict[int, int] = {}
+        self._path_owner: dict[int, int] = {}
 
     # -- store thread -------------------------------------------------------
     async def _db(self, fn: Callable[..., T], *args: Any) -> T:
@@ -573,6 +577,7 @@ class SiteCrawl:
         self.stats.inc(f"fetch/status/{result.status}")
 
         if result.status == 304 and prior is not None:
+            self._claim_content("", prior.output_path, url)
             new_links = self._follow(prior.links, depth)
             await self._complete(url, depth, status="ok", prior=prior, new_links=new_links)
             await self.shared.index.touch_page(self.crawl_id, site.key, url, utc_now())
@@ -599,6 +604,12 @@ class SiteCrawl:
             await self._complete(url, depth, status="failed", error="extract", prior=prior)
             logger.warning("page.extract_failed", extra={"site": site.key, "url": url, "error": str(exc)})
             return PageOutcome(url, "failed", depth, error="extract")
+        duplicate = self._duplicate_reason(parsed, final, depth)
+        if duplicate:
+            self.stats.inc(f"skipped/{duplicate}")
+            await self._complete(url, depth, status="skipped", error=duplicate, prior=prior,
+                                 new_links=self._canonical_link(parsed, final, depth))
+            return PageOutcome(url, "skipped", depth, result.status, error=duplicate)
         new_links = self._follow(parsed.links, depth)
         validators = {"etag": result.headers.get("etag", ""),
                       "last_modified": result.headers.get("last-modified", ""), "http_status": result.status}
@@ -640,6 +651,42 @@ class SiteCrawl:
         kind = "changed" if prior is not None and prior.status in ("ok", "not_modified") and prior.content_hash else "added"
         logger.debug("page.written", extra={"site": site.key, "url": final, "path": relpath})
         return PageOutcome(url, kind, depth, result.status)
+
+    def _canonical_link(self, parsed: ParsedPage, final: str, depth: int) -> list[tuple[str, int]]:
+        """The page's in-scope canonical URL when it names another page, else nothing."""
+        if not parsed.canonical:
+            return []
+        norm, reason = self._classify(parsed.canonical)
+        if reason is not None or norm == final:
+            return []
+        return [(norm, depth)]
+
+    def _claim_content(self, content_hash: str, relpath: str, url: str) -> str:
+        """Record that ``url`` holds this content and output path in this run.
+
+        Returns "duplicate_content" or "duplicate_path" if another URL already
+        does (``/guide/`` and ``/guide/index.html``, or a lenient server answering
+        ``/page/`` with page.html), else "". Keys are 64-bit hashes: flat memory.
+        """
+        owner = hash(url)
+        if content_hash and len(content_hash) >= 16:
+            key = int(content_hash[:16], 16)
+            if self._content_owner.setdefault(key, owner) != owner:
+                return "duplicate_content"
+        if relpath:
+            if self._path_owner.setdefault(hash(relpath), owner) != owner:
+                return "duplicate_path"
+        return ""
+
+    def _duplicate_reason(self, parsed: ParsedPage, final: str, depth: int) -> str:
+        if self._canonical_link(parsed, final, depth):
+            return "canonical_elsewhere"
+        if parsed.needs_javascript or not parsed.markdown.strip():
+            return ""
+        # Link targets are resolved against the page URL, so the same page served at two
+        # URLs differs only in them: compare the content without link targets.
+        text_key = hashlib.sha256(_LINK_TARGETS.sub("]()", parsed.markdown).encode()).hexdigest()
+        return self._claim_content(text_key, self.scope.relpath(final) or "", final)
 
     def _check_redirect(self, target: str) -> str | None:
         """Refuse a redirect hop out of scope, or to a page this crawl already has."""
@@ -791,6 +838,8 @@ class SiteCrawl:
             output_dir=str(self.out_live),
         )
 
+
+_LINK_TARGETS = re.compile(r"\]\([^)\s]*")
 
 # Errors after which a known page keeps its previous output.
 _KEEP_ON = frozenset({"robots", "too_large", "non_html", "extract", "per_page_timeout", "FetchTimeout",

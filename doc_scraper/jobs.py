@@ -482,7 +482,7 @@ async def crawl_in_subprocess(
     the child gracefully, then terminates it. ``target`` replaces
     ``api.crawl_sites`` (a picklable module-level function, for tests).
     """
-    ctx = multiprocessing.get_context("spawn")
+    ctx = _child_context()
     receiver, sender = ctx.Pipe(duplex=False)
     stop_flag = ctx.Event()
     root = logging.getLogger()
@@ -544,6 +544,16 @@ async def crawl_in_subprocess(
         reaper = asyncio.ensure_future(asyncio.to_thread(_reap, process))
         _REAPERS.add(reaper)
         reaper.add_done_callback(_REAPERS.discard)
+
+
+def _child_context() -> Any:
+    """Forkserver where there is one: it imports the crawl engine once, then forks each crawl
+    from that clean, single-threaded process in milliseconds. Elsewhere spawn."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["doc_scraper.api", "doc_scraper.engine", "doc_scraper.jobs"])
+    return ctx
 
 
 def _reap(process: multiprocessing.process.BaseProcess) -> None:

@@ -7,6 +7,7 @@ import shutil
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import given
@@ -17,6 +18,9 @@ from doc_scraper.corpus import Corpus, CorpusError, parse_since, slice_utf8
 from doc_scraper.errors import SearchError
 from doc_scraper.index.writer import IndexWriter
 from doc_scraper.models import PageRecord, Section
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
 
 BASE = "http://docs.test"
 CRAWL1_END = "2026-01-01T10:00:00.000Z"
@@ -127,10 +131,10 @@ def corpus_index(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-async def corpus(tmp_path: Path, corpus_index: None) -> Corpus:
+async def corpus(tmp_path: Path, corpus_index: None) -> AsyncIterator[Corpus]:
     config = _config(tmp_path)
     corpus = Corpus.from_config(config)
-    yield corpus  # type: ignore[misc]
+    yield corpus
     await corpus.close()
 
 

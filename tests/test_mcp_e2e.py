@@ -93,8 +93,9 @@ def text_of(result: CallToolResult) -> str:
 async def ok(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     result = await client.call_tool(tool, arguments)
     assert not result.is_error, text_of(result)
-    assert result.structured_content is not None
-    return result.structured_content
+    content: dict[str, Any] | None = result.structured_content
+    assert content is not None
+    return content
 
 
 async def wait_for_job(client: Client, job_id: str, *, limit_s: float = 60) -> dict[str, Any]:
@@ -160,12 +161,12 @@ class MiniSite:
             file = self.root / name
         if not file.is_file() or (file.parent.name == "v2" and self.version != 2):
             return 404, b"not found", {"Content-Type": "text/plain"}
-        body = file.read_bytes()
-        etag = '"' + hashlib.sha1(body).hexdigest() + '"'
+        data = file.read_bytes()
+        etag = '"' + hashlib.sha1(data).hexdigest() + '"'
         kind = "text/plain" if name.endswith(".txt") else "text/html; charset=utf-8"
         if if_none_match == etag:
             return 304, b"", {"ETag": etag}
-        return 200, body, {"Content-Type": kind, "ETag": etag}
+        return 200, data, {"Content-Type": kind, "ETag": etag}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -323,7 +324,7 @@ async def test_mcp_server_crawls_searches_reads_diffs_and_cancels_a_real_site(
             assert final["status"] == "cancelled", final
 
             # 6. every tool answers bad arguments with a tool error
-            for tool, arguments in [
+            bad_calls: list[tuple[str, dict[str, Any]]] = [
                 ("describe_server", {"x": 1}),
                 ("list_sites", {"x": 1}),
                 ("crawl_site", {"site_key": "nope"}),
@@ -335,7 +336,8 @@ async def test_mcp_server_crawls_searches_reads_diffs_and_cancels_a_real_site(
                 ("get_freshness", {"site_key": "nope"}),
                 ("diff_crawl", {"site_key": "minidoc", "since": "x"}),
                 ("get_page", {"url": "not a url"}),
-            ]:
+            ]
+            for tool, arguments in bad_calls:
                 result = await client.call_tool(tool, arguments)
                 assert result.is_error, (tool, text_of(result))
             assert (await ok(client, "describe_server"))["total_jobs"] == 3

@@ -50,9 +50,10 @@ def server(tmp_path: Path, crawl: FakeCrawl) -> Iterator[DocScraperMCPServer]:
 async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
     result = await client.call_tool(tool, arguments)
     assert not result.is_error, _text(result)
-    assert result.structured_content is not None
-    assert json.loads(_text(result)) == result.structured_content  # the text twin carries the same JSON
-    return result.structured_content
+    content: dict[str, Any] | None = result.structured_content
+    assert content is not None
+    assert json.loads(_text(result)) == content  # the text twin carries the same JSON
+    return content
 
 
 async def error(client: Client, tool: str, **arguments: Any) -> str:
@@ -226,6 +227,7 @@ BAD_CALLS: list[tuple[str, dict[str, Any], str]] = [
     ("diff_crawl", {"site_key": "docs", "since": "yesterday"}, "RFC 3339"),
     ("diff_crawl", {"site_key": "docs"}, "since: Field required"),
     ("get_page", {"url": "ftp://example.com/x"}, "http:// or https://"),
+    ("get_page", {"url": "http://127.0.0.1:1/x.html"}, "loopback; set allow_private_networks"),
     ("get_page", {}, "url: Field required"),
 ]
 

@@ -56,6 +56,14 @@ def test_zero_negative_and_garbage_intervals_exit_with_a_config_error(
         watch_cli.run(_args("-config", str(config_file), "-site", "alpha", f"-interval={interval}"))
 
 
+def test_a_negative_interval_given_as_a_separate_word_is_rejected_by_our_check_not_argparse(
+    config_file: Path,
+) -> None:
+    from doc_scraper.cli import main
+
+    assert main(["watch", "-config", str(config_file), "-site", "alpha", "-interval", "-1h"]) == 1
+
+
 def test_an_unknown_site_key_is_named_with_the_available_ones(config_file: Path) -> None:
     with pytest.raises(ConfigError, match=r"site 'gamma' not found.*alpha, beta"):
         watch_cli.run(_args("-config", str(config_file), "-site", "gamma"))

@@ -47,6 +47,28 @@ REAL_PAGES = [
         ["Edit on GitHub", "Keyboard Shortcuts", "Documentation built with", "Close", "Navigation"],
     ),
 ]
+# Pages built here from one small source (tests/fixtures/README-extract.md) with each theme.
+BUILT_CHROME = [
+    "Frobnicator guide",
+    "Back to top",
+    "Show Source",
+    "Made with",
+    "Search",
+    "Toggle",
+    "¶",
+    "Permalink",
+]
+REAL_PAGES += [
+    (f"{framework}/config.html", "https://frob.example.org/config.html", detected, BUILT_CHROME)
+    for framework, detected in [
+        ("sphinx-furo", "sphinx-furo"),
+        ("sphinx-rtd", "sphinx-rtd"),
+        ("sphinx-pydata", "sphinx-pydata"),
+        ("sphinx-book", "sphinx-book"),
+        ("sphinx-alabaster", "sphinx"),
+        ("mkdocs-material", "mkdocs-material"),
+    ]
+]
 FENCE = re.compile(r"^\s*```(\w*)\n(.*?)\n\s*```$", re.S | re.M)
 
 
@@ -66,6 +88,18 @@ def test_real_page_converts_to_the_expected_markdown(
     assert page.markdown == expected.read_text(encoding="utf-8")
     for junk in chrome:
         assert junk not in page.markdown, junk
+
+
+def test_every_sphinx_theme_gives_the_same_markdown() -> None:
+    pages = [
+        _parse(rel, url).markdown
+        for rel, url, fw, _ in REAL_PAGES
+        if fw.startswith("sphinx") and "frob" in url
+    ]
+    assert len(pages) == 5
+    assert all(md == pages[0] for md in pages)
+    assert "> **Warning**\n>\n> Existing gadgets are overwritten." in pages[0]
+    assert "`frob.run(path, *, level=1)`" in pages[0]
 
 
 @pytest.mark.parametrize(("rel", "url", "framework", "chrome"), REAL_PAGES)

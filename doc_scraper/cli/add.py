@@ -19,8 +19,6 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from doc_scraper.cli._flags import add_config_flag, add_flag
 from doc_scraper.config.load import load_config
 from doc_scraper.config.schema import Config
-from doc_scraper.discover.config_edit import add_site_to_file, added_comment
-from doc_scraper.discover.draft import draft_site, render_text
 from doc_scraper.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -91,6 +89,8 @@ def _errors_exit_1(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # Imported here: the probe pulls in aiohttp and lxml, which every other command would pay for.
+    from doc_scraper.discover.draft import draft_site
     from doc_scraper.log import setup_logging
 
     unknown = getattr(args, _UNKNOWN, [])
@@ -163,6 +163,8 @@ def _decide(args: argparse.Namespace, draft: Draft, config_path: Path, allow_pri
 def _write(
     args: argparse.Namespace, draft: Draft, config_path: Path, allow_private: bool, *, show: bool = True
 ) -> int:
+    from doc_scraper.discover.config_edit import add_site_to_file, added_comment
+
     header = NEW_FILE_HEADER
     if allow_private and args.allow_private_networks:
         header += "http_client_settings:\n  allow_private_networks: true\n"
@@ -177,6 +179,8 @@ def _write(
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return EXIT_WRITTEN
     if show:
+        from doc_scraper.discover.draft import render_text
+
         sys.stdout.write(render_text(draft, str(config_path)))
     verb = "Created" if result.created else "Updated"
     print(
@@ -194,5 +198,7 @@ def _show(args: argparse.Namespace, draft: Draft, config_path: Path, *, written:
             )
         )
     else:
+        from doc_scraper.discover.draft import render_text
+
         sys.stdout.write(render_text(draft, str(config_path)))
         sys.stdout.flush()

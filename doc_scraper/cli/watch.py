@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import signal
 from typing import TYPE_CHECKING
 
@@ -37,6 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="time between runs of a site: 30m, 24h, 7d, 1d12h (default: 24h)",
     )
     add_log_flags(parser)
+    # "-interval -1h" must reach our validation (exit 1, "must not be negative") instead of
+    # argparse taking "-1h" for an unknown flag: let argparse treat "-<digit>..." as a value.
+    parser._negative_number_matcher = re.compile(r"^-\d[\w.]*$")
 
 
 def select_site_keys(args: argparse.Namespace, config: Config) -> list[str]:

@@ -93,6 +93,7 @@ ADMONITION_KINDS: tuple[str, ...] = (
     "details",
     "topic",
 )
+_KIND_WORDS = frozenset(ADMONITION_KINDS) - {"details"}
 ADMONITION_LABELS: dict[str, str] = {"seealso": "See also", "secondary": "Note", "todo": "Todo"}
 
 # Headings that start an API definition (besides Sphinx dl > dt[id]).
@@ -442,8 +443,11 @@ def _admonition_table() -> dict[str, frozenset[str]]:
 def _is_admonition(el: HtmlElement) -> bool:
     if el.get("data-callout") is not None:
         return True
+    classes = _classes(el)
+    if el.tag == "details" and not _KIND_WORDS.isdisjoint(classes):
+        return True  # pymdownx.details: <details class="tip"><summary>Title</summary>
     allowed = _admonition_table().get(el.tag)
-    return allowed is not None and not allowed.isdisjoint(_classes(el))
+    return allowed is not None and not allowed.isdisjoint(classes)
 
 
 def rewrite_admonitions(region: HtmlElement, may_match: Callable[[str], bool] | None = None) -> None:

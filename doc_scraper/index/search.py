@@ -73,7 +73,7 @@ class _Candidate:
     pairs: int = 0  # adjacent query-term pairs found close together
     terms: list[int] = field(
         default_factory=list
-    )  # per query term: bits 1 in the section, 2 its headings, 4 page title
+    )  # per term: bits 1 in the section, 2 its heading path, 4 page title, 8 own heading
     score: float = 0.0
 
 
@@ -253,10 +253,13 @@ def _term_info(conn: apsw.Connection, parsed: ParsedQuery, candidates: dict[int,
     weights: list[float] = []
     heading_stems: dict[int, set[str]] = {}
     title_stems: dict[int, set[str]] = {}
+    own_stems: dict[int, set[str]] = {}
     for sid, cand in candidates.items():
         cand.terms = [0] * len(parsed.terms)
         heading_stems[sid] = stems_of(cand.heading_path)  # JSON text: the quotes are not tokens
         title_stems[sid] = stems_of(cand.title)
+        path = _path(cand.heading_path)
+        own_stems[sid] = stems_of(path[-1]) if path else set()
     for i, term in enumerate(parsed.terms):
         quoted = '"' + term.replace('"', '""') + '"'
         inside = {
@@ -274,6 +277,8 @@ def _term_info(conn: apsw.Connection, parsed: ParsedQuery, candidates: dict[int,
                 bits |= 2
             if wanted and wanted <= title_stems[sid]:
                 bits |= 4
+            if wanted and wanted <= own_stems[sid]:
+                bits |= 8
             cand.terms[i] = bits
     return weights
 
