@@ -75,7 +75,7 @@ class PageSummary(TypedDict):
     title: str
     depth: int
     crawled_at: str
-    content_length: int  # UTF-8 bytes of the Markdown
+    content_length: int  # characters of Markdown (read_page counts UTF-8 bytes)
 
 
 class PageList(TypedDict):
@@ -429,14 +429,16 @@ class Corpus:
     async def search(
         self, query: str, *, site_key: str | None = None, limit: int = DEFAULT_SEARCH_LIMIT
     ) -> SearchResults:
-        from doc_scraper.index.search import check_query
+        from doc_scraper.index.query import parse_query
 
         text = " ".join(query.split())
         if not text:
             raise QueryError("query is empty; pass words to look for, e.g. 'configure retries'")
         if len(text) > MAX_QUERY_CHARS:
             raise QueryError(f"query is {len(text)} characters; the limit is {MAX_QUERY_CHARS}")
-        check_query(text)
+        parsed = parse_query(text)
+        if not parsed.terms and not parsed.identifiers:
+            raise QueryError(f"the query {text!r} has no searchable terms; use words or identifiers")
         if site_key:
             await self._crawled_index(site_key)
         index = await self._index()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import concurrent.futures.process
 import contextlib
 import ctypes
 import functools
@@ -68,7 +69,8 @@ from doc_scraper.models import (
 from doc_scraper.stats import Stats
 from doc_scraper.urls import normalize_url, origin
 from doc_scraper.worker import parse_page
-from doc_scraper.write.files import relativize_links, write_page
+from doc_scraper.write.files import atomic_write_bytes, relativize_links, write_page
+from doc_scraper.write.images import image_allowed, image_filename
 from doc_scraper.write.jsonl import PART_SUFFIX, JsonlAppender, finalize_jsonl
 from doc_scraper.write.llms_txt import write_llms_files
 
@@ -124,6 +126,15 @@ def _die_with_parent(parent_pid: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def reset_parse_pool(broken: concurrent.futures.ProcessPoolExecutor) -> concurrent.futures.ProcessPoolExecutor:
+    """Replace a broken pool (a worker was killed, e.g. by the OOM killer)."""
+    global _POOL
+    if _POOL is broken:
+        _POOL = None
+        broken.shutdown(wait=False, cancel_futures=True)
+    return parse_pool()
+
+
 class Shared:
     """Pieces every site in one process shares, so limits hold across sites."""
 
@@ -135,6 +146,19 @@ class Shared:
         self.robots = RobotsCache(self.fetcher.fetch_bytes)
         self.pool = parse_pool()
         self.index = IndexWriter.open(Path(config.state_dir) / "index.db")
+
+    async def parse(self, body: bytes, url: str, options: ExtractOptions, charset: str | None) -> ParsedPage:
+        """Parse in the process pool; a pool broken by a dying worker is replaced once."""
+        loop = asyncio.get_running_loop()
+        for attempt in (1, 2):
+            try:
+                return await loop.run_in_executor(self.pool, parse_page, body, url, options, charset)
+            except concurrent.futures.process.BrokenProcessPool:
+                logger.error("pool.broken", extra={"url": url, "attempt": attempt})
+                if attempt == 2:
+                    raise
+                self.pool = reset_parse_pool(self.pool)
+        raise AssertionError("unreachable")
 
     async def close(self) -> None:
         await self.index.close()
@@ -156,6 +180,9 @@ async def run_crawls(
             f"unknown site key(s): {', '.join(unknown)}; available: {', '.join(sorted(config.sites))}"
         )
     stop = stop or asyncio.Event()
+    # The loop thread makes many short syscalls while store, index and pool threads run
+    # Python; with the default 5 ms GIL switch interval each of them can stall for ms.
+    sys.setswitchinterval(min(sys.getswitchinterval(), 0.0005))
     Path(config.state_dir).mkdir(parents=True, exist_ok=True)
     shared = Shared(config)
     crawls = [SiteCrawl(config, config.sites[key], shared, mode, stop, progress) for key in site_keys]
@@ -215,6 +242,7 @@ class SiteCrawl:
         # Docs pages repeat the same navigation links on every page: normalise and
         # scope-check each distinct link once (bounded, so memory stays flat).
         self._classify = functools.lru_cache(maxsize=50_000)(self._classify_uncached)
+        self._images: dict[str, str] = {}  # image URL -> saved path, this run
         self._content_owner: dict[int, int] = {}
         self._path_owner: dict[int, int] = {}
 
@@ -533,7 +561,8 @@ class SiteCrawl:
             await self._complete(url, depth, status="skipped", error="robots", prior=prior)
             return PageOutcome(url, "skipped", depth, error="robots")
         host_delay = max(site.delay_per_host, rules.crawl_delay(site.user_agent) or 0.0)
-        known_ok = prior is not None and prior.status in ("ok", "not_modified") and self.mode != "full"
+        known_ok = (prior is not None and self.mode != "full"
+                    and (prior.status in ("ok", "not_modified") or prior.error.startswith(("duplicate", "canonical"))))
         self.stats.inc("fetch/pages")
         try:
             result = await self.shared.fetcher.fetch(
@@ -573,9 +602,15 @@ class SiteCrawl:
             logger.warning("page.failed", extra={"site": site.key, "url": url, "error": str(exc)})
             await self._complete(url, depth, status="failed", error=kind, prior=prior)
             return PageOutcome(url, "failed", depth, error=kind)
-        self.stats.inc("fetch/retries", max(0, result.attempts - 1))
+        # attempts counts one per redirect hop too; only the repeats are retries.
+        self.stats.inc("fetch/retries", max(0, result.attempts - 1 - len(result.redirects)))
         self.stats.inc(f"fetch/status/{result.status}")
 
+        if result.status == 304 and prior is not None and prior.status == "skipped":
+            # Still the duplicate it was: nothing to do.
+            self.stats.inc(f"skipped/{prior.error}")
+            await self._complete(url, depth, status="skipped", error=prior.error, prior=prior)
+            return PageOutcome(url, "skipped", depth, 304, error=prior.error)
         if result.status == 304 and prior is not None:
             self._claim_content("", prior.output_path, url)
             new_links = self._follow(prior.links, depth)
@@ -595,24 +630,22 @@ class SiteCrawl:
             await self._complete(url, depth, status="skipped", error="non_html", prior=prior)
             return PageOutcome(url, "skipped", depth, error="non_html")
 
-        loop = asyncio.get_running_loop()
         try:
-            parsed: ParsedPage = await loop.run_in_executor(
-                self.shared.pool, parse_page, result.body, final, self.options, result.charset
-            )
+            parsed = await self.shared.parse(result.body, final, self.options, result.charset)
         except ExtractError as exc:
             await self._complete(url, depth, status="failed", error="extract", prior=prior)
             logger.warning("page.extract_failed", extra={"site": site.key, "url": url, "error": str(exc)})
             return PageOutcome(url, "failed", depth, error="extract")
-        duplicate = self._duplicate_reason(parsed, final, depth)
-        if duplicate:
-            self.stats.inc(f"skipped/{duplicate}")
-            await self._complete(url, depth, status="skipped", error=duplicate, prior=prior,
-                                 new_links=self._canonical_link(parsed, final, depth))
-            return PageOutcome(url, "skipped", depth, result.status, error=duplicate)
-        new_links = self._follow(parsed.links, depth)
         validators = {"etag": result.headers.get("etag", ""),
                       "last_modified": result.headers.get("last-modified", ""), "http_status": result.status}
+        duplicate = self._duplicate_reason(parsed, final, depth)
+        if duplicate:
+            # Validators kept: the next incremental run asks for this URL conditionally too.
+            self.stats.inc(f"skipped/{duplicate}")
+            await self._complete(url, depth, status="skipped", error=duplicate, prior=prior,
+                                 new_links=self._canonical_link(parsed, final, depth), **validators)
+            return PageOutcome(url, "skipped", depth, result.status, error=duplicate)
+        new_links = self._follow(parsed.links, depth)
         if parsed.needs_javascript:
             self.stats.inc("outcome_js/shell")
             logger.warning("page.needs_javascript",
@@ -644,7 +677,8 @@ class SiteCrawl:
             crawled_at=utc_now(), depth=depth, headings=parsed.headings, links=parsed.links,
             images=parsed.images, path=relpath,
         )
-        await asyncio.to_thread(self._write_files, record)
+        images = await self._download_images(parsed.images)
+        await asyncio.to_thread(self._write_files, record, images)
         await self.shared.index.upsert_page(self.crawl_id, site.key, record, parsed.sections)
         await self._complete(url, depth, status="ok", prior=prior, links=parsed.links,
                              new_links=new_links, **fields)
@@ -716,11 +750,61 @@ class SiteCrawl:
         return PageState(url=final, status="skipped", error="alias", depth=depth, crawl_run=self.run_no,
                          fetched_at=utc_now())
 
-    def _write_files(self, record: PageRecord) -> None:
-        body = relativize_links(record.content, record.path, self.scope.relpath)
+    def _write_files(self, record: PageRecord, images: dict[str, str]) -> None:
+        def local(url: str) -> str | None:
+            if url in images:
+                return images[url]
+            norm, reason = self._classify(url)  # only pages in scope get a local .md path
+            return self.scope.relpath(norm) if reason is None else None
+
+        body = relativize_links(record.content, record.path, local)
         write_page(self.out_dir, record, body)
         if self.appender is not None:
             self.appender.append(record)
+
+    async def _download_images(self, urls: tuple[str, ...]) -> dict[str, str]:
+        """Opt-in (``skip_images: false``): fetch the page's images into ``images/``.
+
+        Returns image URL -> path under the site folder for those we have; the
+        others keep their remote URL. Same guarded, polite fetcher as pages.
+        """
+        site = self.site
+        if site.skip_images or not urls:
+            return {}
+        limit = asyncio.Semaphore(max(1, self.config.num_image_workers))
+        found: dict[str, str] = {}
+
+        async def one(url: str) -> None:
+            if url in self._images:
+                found[url] = self._images[url]
+                return
+            if not image_allowed(url, site.allowed_image_domains, site.disallowed_image_domains):
+                self.stats.inc("images/filtered")
+                return
+            async with limit:
+                rules = await self.shared.robots.rules_for(url, site.user_agent)
+                if not rules.can_fetch(url, site.user_agent):
+                    self.stats.inc("images/robots")
+                    return
+                try:
+                    result = await self.shared.fetcher.fetch_bytes(
+                        url, user_agent=site.user_agent, delay=site.delay_per_host,
+                        max_bytes=site.max_image_size_bytes or self.config.max_page_size_bytes,
+                    )
+                except FetchError as exc:
+                    self.stats.inc("images/failed")
+                    logger.info("image.skipped", extra={"site": site.key, "url": url, "error": str(exc)})
+                    return
+            if result.status != 200 or not result.content_type.startswith("image/"):
+                self.stats.inc("images/failed")
+                return
+            rel = "images/" + image_filename(url, result.content_type)
+            await asyncio.to_thread(atomic_write_bytes, self.out_dir / rel, result.body)
+            self.stats.inc("images/saved")
+            self._images[url] = found[url] = rel
+
+        await asyncio.gather(*(one(u) for u in dict.fromkeys(urls)))
+        return found
 
     async def _remove_known(self, url: str, prior: PageState | None) -> None:
         """A page that now answers 404/410 leaves the output and the index."""

@@ -21,9 +21,23 @@ tools return it as a tool error. Anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+from typing import Any
+
+
+def _rebuild(cls: type[DocScraperError], text: str, state: dict[str, Any]) -> DocScraperError:
+    exc = cls.__new__(cls)
+    Exception.__init__(exc, text)
+    exc.__dict__.update(state)
+    return exc
+
 
 class DocScraperError(Exception):
     """Base of every error doc-scraper raises deliberately."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Our constructors take other arguments than the message; without this an
+        # error raised in a parse-pool worker cannot be unpickled and breaks the pool.
+        return (_rebuild, (type(self), str(self), dict(self.__dict__)))
 
 
 class ConfigError(DocScraperError):

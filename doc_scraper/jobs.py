@@ -1,10 +1,13 @@
 """Background crawl jobs for the MCP server: start, watch, cancel, persist.
 
-A job is one ``crawl_sites(config, [key], ...)`` call running as an asyncio
-task in the server process, so tool calls keep being answered while it runs.
-At most one job is active per site. Cancelling sets the crawl's stop event
+A job is an asyncio task in the server process that runs one site's crawl, so
+tool calls keep being answered while it runs. At most one job is active per
+site. By default the crawl itself (``api.crawl_sites``) runs in a child
+process at lower CPU priority (``crawl_in_subprocess``): searches do not
+compete with it for the server's event loop and GIL, and a crash in the crawl
+fails the job, never the server. Cancelling sets the crawl's stop event
 (in-flight pages finish, state stays resumable) and, if the crawl has not
-ended after the grace period, cancels the task.
+ended after the grace period, cancels the task, which stops the child.
 
 Job records are kept in ``<state_dir>/mcp_jobs.json`` (``{"version", "jobs"}``),
 written atomically on every state change and every few seconds of progress.
@@ -21,7 +24,9 @@ import logging
 import multiprocessing
 import multiprocessing.process
 import os
+import sys
 import tempfile
+import threading
 import time
 import uuid
 from dataclasses import asdict, dataclass, field, fields
@@ -473,7 +478,7 @@ async def crawl_in_subprocess(
     progress: Callable[[CrawlProgress], None] | None = None,
     target: CrawlFunction | None = None,
 ) -> list[CrawlSummary]:
-    """``api.crawl_sites`` in a spawned child process at lower CPU priority.
+    """``api.crawl_sites`` in a child process (forkserver, else spawn) at lower CPU priority.
 
     The server keeps its event loop and GIL to itself (searches stay fast while
     a crawl parses pages), and a crash in the crawl (even a segfault or the OOM
@@ -490,7 +495,7 @@ async def crawl_in_subprocess(
     level = logging.getLevelName(root.getEffectiveLevel()).lower()
     process = ctx.Process(
         target=_child_main,
-        args=(target, config, site_keys, mode, stop_flag, sender, level, json_logs),
+        args=(target, config, site_keys, mode, stop_flag, sender, level, json_logs, os.getpid()),
         name=f"doc-scraper-crawl-{'-'.join(site_keys)}",
     )
     await asyncio.to_thread(process.start)
@@ -498,14 +503,21 @@ async def crawl_in_subprocess(
     loop = asyncio.get_running_loop()
     messages: asyncio.Queue[tuple[Any, ...] | None] = asyncio.Queue()
 
-    def on_readable() -> None:
-        try:
-            messages.put_nowait(receiver.recv())
-        except (EOFError, OSError):
-            loop.remove_reader(receiver.fileno())
-            messages.put_nowait(None)
+    def read_messages() -> None:
+        # A thread rather than loop.add_reader: it works with every event loop (Windows too), and
+        # it owns the pipe until the child closes its end (EOF), so nothing is closed under it.
+        with receiver:
+            while True:
+                try:
+                    item: tuple[Any, ...] | None = receiver.recv()
+                except (EOFError, OSError):
+                    item = None
+                with contextlib.suppress(RuntimeError):  # the loop is closed: nobody listens any more
+                    loop.call_soon_threadsafe(messages.put_nowait, item)
+                if item is None:
+                    return
 
-    loop.add_reader(receiver.fileno(), on_readable)
+    threading.Thread(target=read_messages, name="crawl-child-reader", daemon=True).start()
 
     async def forward_stop() -> None:
         if stop is not None:
@@ -537,9 +549,6 @@ async def crawl_in_subprocess(
         raise
     finally:
         forwarder.cancel()
-        with contextlib.suppress(ValueError, OSError):
-            loop.remove_reader(receiver.fileno())
-        receiver.close()
         # The outcome is known; the child exits on its own (or is made to) in the background.
         reaper = asyncio.ensure_future(asyncio.to_thread(_reap, process))
         _REAPERS.add(reaper)
@@ -577,6 +586,7 @@ def _child_main(
     sender: Any,
     level: str,
     json_logs: bool,
+    server_pid: int,
 ) -> None:
     """The child process: run the crawl, report progress and the outcome through ``sender``."""
     import signal
@@ -589,24 +599,57 @@ def _child_main(
     setup_logging(level, json_lines=json_logs)
     code = 0
     try:
-        summaries = asyncio.run(_child_crawl(target, config, site_keys, mode, stop_flag, sender))
-        sender.send(("done", summaries))
+        summaries = asyncio.run(_child_crawl(target, config, site_keys, mode, stop_flag, sender, server_pid))
+        _send(sender, ("done", summaries))
     except DocScraperError as exc:
-        sender.send(("error", str(exc)))
+        _send(sender, ("error", str(exc)))
     except BaseException as exc:
         logger.exception("job.child_crashed", extra={"sites": ",".join(site_keys)})
-        sender.send(("crash", f"{type(exc).__name__}: {exc}"))
+        _send(sender, ("crash", f"{type(exc).__name__}: {exc}"))
         code = 1
     finally:
         sender.close()
-    # The crawl closed its files, index and store; skip the interpreter's exit handlers, which can
-    # wait seconds on parse-pool workers still starting up (they die with us: PR_SET_PDEATHSIG).
-    logging.shutdown()
-    os._exit(code)
+    _shutdown_parse_pool()
+    sys.exit(code)
+
+
+def _shutdown_parse_pool() -> None:
+    """Stop the engine's parse pool now, so the interpreter exits promptly and cleanly."""
+    import sys as _sys
+
+    engine = _sys.modules.get("doc_scraper.engine")
+    pool = getattr(engine, "_POOL", None)
+    if pool is not None:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _send(sender: Any, message: tuple[Any, ...]) -> bool:
+    """Send to the server; False if it is gone (its end of the pipe is closed)."""
+    try:
+        sender.send(message)
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 async def _child_crawl(
-    target: CrawlFunction | None, config: Config, site_keys: list[str], mode: str, stop_flag: Any, sender: Any
+    target: CrawlFunction | None,
+    config: Config,
+    site_keys: list[str],
+    mode: str,
+    stop_flag: Any,
+    sender: Any,
+    server_pid: int,
 ) -> list[CrawlSummary]:
     if target is None:
         from doc_scraper.api import crawl_sites
@@ -614,18 +657,29 @@ async def _child_crawl(
         target = crawl_sites
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
+    # SIGTERM (from _reap, or because the server died) asks for a graceful, resumable stop.
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        import signal
 
-    def watch_stop() -> None:
-        stop_flag.wait()
+        loop.add_signal_handler(signal.SIGTERM, stop.set)
+
+    def request_stop() -> None:
         with contextlib.suppress(RuntimeError):  # the loop may be closed already
             loop.call_soon_threadsafe(stop.set)
 
-    import threading
+    def watch_stop() -> None:
+        # A stop request from the server, or the server gone (killed): stop gracefully either way,
+        # so no crawl outlives its server and the state stays resumable.
+        while not stop_flag.wait(1.0):
+            if not _alive(server_pid):
+                logger.warning("job.server_gone", extra={"server_pid": server_pid})
+                break
+        request_stop()
 
     threading.Thread(target=watch_stop, name="crawl-stop-watch", daemon=True).start()
 
     def on_progress(item: CrawlProgress) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            sender.send(("progress", item))
+        if not _send(sender, ("progress", item)):
+            request_stop()
 
     return await target(config, site_keys, mode=mode, stop=stop, progress=on_progress)

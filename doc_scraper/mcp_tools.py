@@ -600,8 +600,8 @@ def _make_tools(config: Config, jobs: JobManager, corpus: Corpus) -> list[Tool]:
             list_pages,
             (
                 "List the pages stored from a site's latest crawl, sorted by URL: url, title, link depth, "
-                "crawl time and size in bytes. Page through with offset (use next_offset). Pass a url to "
-                "read_page to read it. To find pages about a topic, search_docs is better."
+                "crawl time and Markdown size in characters. Page through with offset (use next_offset). "
+                "Pass a url to read_page to read it. To find pages about a topic, search_docs is better."
             ),
             _annotations("List crawled pages"),
         ),

@@ -21,7 +21,7 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 WATCH_STATE_FILENAME = "watch_state.json"
+WATCH_LOCK_FILENAME = "watch.lock"
 STATE_VERSION = 1
 # The scheduler wakes at least this often to re-check the clock (a laptop that slept, a clock
 # that jumped); between wake-ups it sleeps until the next site is due.
@@ -186,6 +187,32 @@ def save_watch_state(path: str | Path, state: WatchState) -> None:
             raise
     except OSError as exc:
         raise StateError(str(file), f"cannot write the watch state: {exc.strerror or exc}") from exc
+
+
+@contextlib.contextmanager
+def watch_lock(state_dir: str | Path) -> Iterator[Path]:
+    """Hold ``<state_dir>/watch.lock`` so two watchers never share one schedule."""
+    import fcntl
+
+    path = Path(state_dir) / WATCH_LOCK_FILENAME
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise StateError(str(path), f"cannot create the watch lock: {exc.strerror or exc}") from exc
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StateError(
+                str(path),
+                "another watch is running with this state_dir; stop it first or use another state_dir",
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield path
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 # ---------------------------------------------------------------- scheduler

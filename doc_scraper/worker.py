@@ -96,7 +96,9 @@ def parse_page(
     index = PageIndex(body if _ascii_compatible(encoding) else html.encode("utf-8", "replace"))
     # 3. page-level facts, before the region is mutated
     resolver = Resolver(base_url(doc, url))
-    links = extract_links(doc, resolver, options.link_selectors, options.respect_nofollow)
+    # Without link_selectors every a[href] of the body is visited: make it absolute on the way.
+    rewrite = not options.link_selectors
+    links = extract_links(doc, resolver, options.link_selectors, options.respect_nofollow, rewrite)
     canonical = canonical_url(doc, resolver)
     noindex = is_noindex(doc)
     page_title = _page_title(doc)
@@ -118,7 +120,7 @@ def parse_page(
         )
     # 5. clean + convert
     clean_region(region, profile, index)
-    converted = convert_region(region, resolver.absolute, index.may_match, converter)
+    converted = convert_region(region, resolver.absolute, index.may_match, converter, hrefs_absolute=rewrite)
     title = converted.h1 or strip_site_suffix(page_title) or "Untitled"
     # 6. sections; markers never survive this step
     markdown, sections = _split(converted.markdown, list(converted.marks), title)

@@ -53,6 +53,7 @@ class DocSite:
     active: int = 0
     max_active: int = 0
     user_agents: set[str] = field(default_factory=set)
+    files: dict[str, tuple[bytes, str]] = field(default_factory=dict)  # path -> (body, content type)
 
     @classmethod
     def linked(cls, n: int, *, prefix: str = "/docs/") -> DocSite:
@@ -117,6 +118,10 @@ class DocSite:
         if path in self.redirects:
             self.statuses[301] += 1
             raise web.HTTPMovedPermanently(location=self.redirects[path])
+        if path in self.files:
+            body, ctype = self.files[path]
+            self.statuses[200] += 1
+            return web.Response(body=body, content_type=ctype)
         if path not in self.pages:
             return self._status(404)
         etag = self.etag(path)
@@ -134,3 +139,39 @@ async def start(site: DocSite) -> TestServer:
     server = TestServer(app, host="127.0.0.1")
     await server.start_server()
     return server
+
+
+class ThreadedServer:
+    """The site served from its own thread and event loop.
+
+    Timing checks need this: when server and crawler share one loop, a busy
+    loop delays the server's view of arrivals and bunches them up.
+    """
+
+    def __init__(self, site: DocSite) -> None:
+        import threading
+
+        self.site = site
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.server: TestServer | None = None
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.server = self.loop.run_until_complete(start(self.site))
+        self.ready.set()
+        self.loop.run_forever()
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        self.ready.wait(10)
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.port}"
+
+    def __exit__(self, *exc: object) -> None:
+        assert self.server is not None
+        asyncio.run_coroutine_threadsafe(self.server.close(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.loop.close()

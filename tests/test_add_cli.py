@@ -208,6 +208,17 @@ def test_robots_rules_against_ai_crawlers_produce_a_warning(
     assert any("gptbot" in str(w) for w in draft["warnings"])  # type: ignore[attr-defined]
 
 
+def test_an_error_in_json_mode_also_answers_on_stdout(
+    site: FixtureSite, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site.robots = "User-agent: *\nDisallow: /\n"
+    code, answer = _json_run(capsys, site.base + "/docs/", "-config", str(tmp_path / "c.yaml"), "-json",
+                             "-allow-private-networks")  # fmt: skip
+    assert code == 1
+    assert answer["written"] is False
+    assert "robots.txt" in str(answer["error"])
+
+
 def test_loopback_is_refused_without_permission(
     site: FixtureSite, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

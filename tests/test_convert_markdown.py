@@ -317,3 +317,52 @@ def test_code_block_first_in_a_definition_or_list_item_stays_fenced() -> None:
     md = convert("<dl><dt>t</dt><dd><pre>a = 1\nb = 2</pre></dd></dl><ol><li><pre>z</pre></li></ol>")
     assert "t\n:   ```text\n    a = 1\n    b = 2\n    ```" in md
     assert "1. ```text\n   z\n   ```" in md
+
+
+def _marks(body: str) -> list[tuple[str, str, int, str]]:
+    import lxml.html
+
+    from doc_scraper.convert.markdown import convert_region
+
+    region = lxml.html.fragment_fromstring(f"<main>{body}</main>")
+    converted = convert_region(region, lambda href: href)
+    assert converted.markdown.count(SECTION_MARK) == len(converted.marks)
+    return [(m.anchor, m.kind, m.level, m.title) for m in converted.marks]
+
+
+def test_section_marks_take_anchors_from_sections_ids_and_inner_anchors() -> None:
+    body = (
+        '<section id="intro"><h1>Intro</h1><p>x</p></section>'
+        '<h2><a id="legacy-anchor"></a>Legacy</h2>'
+        "<h2>Set up</h2><h2>Set up</h2>"
+    )
+    assert _marks(body) == [
+        ("intro", "heading", 1, "Intro"),
+        ("legacy-anchor", "heading", 2, "Legacy"),
+        ("set-up", "heading", 2, "Set up"),
+        ("set-up-1", "heading", 2, "Set up"),
+    ]
+
+
+def test_api_definitions_sit_one_level_below_their_heading_and_nest() -> None:
+    assert _marks(SPHINX_API) == [
+        ("task-groups", "heading", 2, "Task Groups"),
+        ("asyncio.TaskGroup", "definition", 3, "asyncio.TaskGroup"),
+        ("asyncio.TaskGroup.create_task", "definition", 4, "asyncio.TaskGroup.create_task"),
+    ]
+
+
+def test_rustdoc_item_headers_are_definitions() -> None:
+    body = (
+        '<h2 id="implementations" class="section-header">Implementations</h2>'
+        '<section id="method.new" class="method"><h4 class="code-header">pub fn '
+        '<a href="#method.new" class="fn">new</a>() -&gt; Self</h4></section>'
+    )
+    assert _marks(body) == [
+        ("implementations", "heading", 2, "Implementations"),
+        ("method.new", "definition", 3, "pub fn new() -> Self"),
+    ]
+
+
+def test_headings_inside_lists_or_tables_get_no_marker() -> None:
+    assert _marks("<ul><li><h3>In a list</h3></li></ul><h2>Top</h2>") == [("top", "heading", 2, "Top")]

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 import apsw
 import pytest
 
-from doc_scraper.errors import StateError
+from doc_scraper.errors import SearchError, StateError
+from doc_scraper.index import db
 from doc_scraper.index.db import SCHEMA_VERSION, open_connection, schema_version
 from doc_scraper.index.reader import IndexReader
 from doc_scraper.index.writer import IndexWriter
@@ -89,9 +90,37 @@ def test_a_file_from_a_newer_version_is_refused_with_a_clear_error(db_path: Path
         IndexReader.open(db_path)
 
 
+async def test_a_writer_on_a_newer_file_fails_its_calls_with_the_state_error(db_path: Path) -> None:
+    conn = open_connection(db_path)
+    conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION + 1,))
+    conn.close()
+    writer = IndexWriter.open(db_path)  # safe on the event loop: the thread opens the file
+    with pytest.raises(StateError, match="newer"):
+        await writer.begin_crawl(SITE, "full", T0, fresh=True)
+    await writer.close()
+
+
 def test_a_reader_without_an_index_says_to_crawl_first(db_path: Path) -> None:
     with pytest.raises(StateError, match="crawl"):
         IndexReader.open(db_path)
+
+
+def test_a_reader_refuses_an_index_that_was_never_migrated(db_path: Path) -> None:
+    db_path.parent.mkdir(parents=True)
+    apsw.Connection(str(db_path)).execute("CREATE TABLE unrelated (x)")
+    with pytest.raises(StateError, match="older doc-scraper"):
+        IndexReader.open(db_path)
+
+
+async def test_a_query_over_its_time_limit_is_stopped_with_a_search_error(
+    writer: IndexWriter, db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(db, "_PROGRESS_STEPS", 1)  # check the clock at every step: the tiny index is fast
+    await full_crawl(writer, {f"http://x/{i}": f"alpha beta gamma {i}" for i in range(20)})
+    reader = IndexReader.open(db_path, time_limit_s=0.0)
+    with pytest.raises(SearchError, match="longer than"):
+        reader.search("alpha beta gamma")
+    reader.close()
 
 
 def test_a_damaged_file_is_reported_as_a_state_error(db_path: Path) -> None:
@@ -139,6 +168,24 @@ async def test_an_interrupted_fresh_crawl_keeps_staging_and_resume_continues_it(
     await writer.upsert_page(resumed, SITE, page("http://x/c", "gamma"), sections("Page", "gamma"))
     await writer.finish_crawl(resumed, "2026-01-02T00:03:00Z", {}, commit=True, retention=10)
     assert sorted(p.url for p in reader.list_pages(SITE)[0]) == ["http://x/b", "http://x/c"]
+    reader.close()
+
+
+async def test_a_completed_incremental_crawl_supersedes_an_interrupted_staging(
+    writer: IndexWriter, db_path: Path
+) -> None:
+    await full_crawl(writer, {"http://x/a": "alpha"})
+    fresh = await writer.begin_crawl(SITE, "full", "2026-01-02T00:00:00Z", fresh=True)
+    await writer.upsert_page(fresh, SITE, page("http://x/b", "beta"), sections("Page", "beta"))
+    await writer.finish_crawl(fresh, "2026-01-02T00:01:00Z", {}, commit=False, retention=10)
+    incremental = await writer.begin_crawl(SITE, "incremental", "2026-01-03T00:00:00Z", fresh=False)
+    await writer.touch_page(incremental, SITE, "http://x/a", "2026-01-03T00:00:01Z")
+    await writer.finish_crawl(incremental, "2026-01-03T00:01:00Z", {}, commit=True, retention=10)
+    resumed = await writer.begin_crawl(SITE, "resume", "2026-01-04T00:00:00Z", fresh=False)
+    await writer.finish_crawl(resumed, "2026-01-04T00:01:00Z", {}, commit=True, retention=10)
+    reader = IndexReader.open(db_path)
+    assert [p.url for p in reader.list_pages(SITE)[0]] == ["http://x/a"]
+    assert reader.search("beta") == []
     reader.close()
 
 

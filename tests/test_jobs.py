@@ -8,7 +8,7 @@ import pytest
 
 from doc_scraper.config.schema import Config, SiteConfig
 from doc_scraper.errors import DocScraperError, StateError
-from doc_scraper.jobs import JOBS_FILENAME, JobError, JobManager, crawl_in_subprocess
+from doc_scraper.jobs import JOBS_FILENAME, JobError, JobManager, _child_crawl, crawl_in_subprocess
 from doc_scraper.models import CrawlProgress, CrawlSummary
 
 if TYPE_CHECKING:
@@ -283,3 +283,42 @@ async def test_a_crawl_in_a_child_process_reports_progress_stops_and_fails_clean
     assert "exit code 3" in str(crashed)
     assert isinstance(failed, DocScraperError)
     assert "locked by another process" in str(failed)
+
+
+class _Sender:
+    def __init__(self, broken: bool = False) -> None:
+        self.broken = broken
+        self.sent: list[tuple[object, ...]] = []
+
+    def send(self, message: tuple[object, ...]) -> None:
+        if self.broken:
+            raise BrokenPipeError(32, "Broken pipe")
+        self.sent.append(message)
+
+
+async def test_a_child_crawl_stops_by_itself_when_its_server_is_gone(tmp_path: Path) -> None:
+    import threading
+
+    dead_pid = 2**22 + 12345  # above Linux's largest pid_max: no such process
+    async with asyncio.timeout(10):
+        summaries = await _child_crawl(
+            child_target, _config(tmp_path), ["docs"], "full", threading.Event(), _Sender(), dead_pid
+        )
+    assert summaries[0].interrupted
+
+
+async def test_a_child_crawl_stops_when_the_server_end_of_the_pipe_is_closed(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    async with asyncio.timeout(10):
+        summaries = await _child_crawl(
+            child_target,
+            _config(tmp_path),
+            ["docs"],
+            "full",
+            threading.Event(),
+            _Sender(broken=True),
+            os.getpid(),
+        )
+    assert summaries[0].interrupted

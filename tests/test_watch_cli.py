@@ -74,6 +74,19 @@ def test_watch_without_a_site_selection_says_how_to_choose(config_file: Path) ->
         watch_cli.run(_args("-config", str(config_file)))
 
 
+def test_a_second_watcher_on_the_same_state_dir_is_refused(config_file: Path, tmp_path: Path) -> None:
+    from doc_scraper.errors import StateError
+    from doc_scraper.watch import watch_lock
+
+    async def crawl(keys: list[str], stop: asyncio.Event) -> list[CrawlSummary]:
+        raise AssertionError("must not crawl")
+
+    with watch_lock(tmp_path / "state"), pytest.raises(StateError, match="another watch is running"):
+        watch_cli.run(_args("-config", str(config_file), "-site", "alpha"), crawl=crawl)
+    with watch_lock(tmp_path / "state") as lock:  # released on the way out: it can be taken again
+        assert lock.read_text().strip() == str(os.getpid())
+
+
 def test_all_sites_wins_over_site_like_crawl(config_file: Path) -> None:
     from doc_scraper.config.load import load_config
 

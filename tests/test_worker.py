@@ -9,7 +9,10 @@ import re
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import lxml.html
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from doc_scraper.models import SECTION_END, SECTION_MARK, ExtractOptions, ParsedPage
 from doc_scraper.worker import parse_page, strip_site_suffix
@@ -106,10 +109,9 @@ def test_every_sphinx_theme_gives_the_same_markdown() -> None:
 def test_every_code_block_of_a_real_page_is_fenced_with_a_language(
     rel: str, url: str, framework: str, chrome: list[str]
 ) -> None:
-    html = (FIXTURES / rel).read_text(encoding="utf-8")
-    pre_count = len(re.findall(r"<pre[\s>]", html)) - len(
-        re.findall(r"<pre[^>]*(?:linenos|line-numbers)", html)
-    )
+    tree = lxml.html.fromstring((FIXTURES / rel).read_bytes())
+    gutter = "ancestor-or-self::*[contains(@class, 'linenos') or contains(@class, 'linenodiv')]"
+    pre_count = len(tree.xpath(f"//pre[not({gutter})]"))
     fences = FENCE.findall(_parse(rel, url).markdown)
     assert len(fences) == pre_count
     assert all(lang for lang, _ in fences)
@@ -211,3 +213,50 @@ def test_needs_javascript_page_has_empty_markdown_and_its_links() -> None:
     assert page.needs_javascript
     assert page.markdown == ""
     assert page.links == ("https://x.org/next",)
+
+
+_TAGS = [
+    "<p>",
+    "</p>",
+    "<div class='body'>",
+    "</div>",
+    "<pre>",
+    "</pre>",
+    "<h2 id=x>",
+    "</h2>",
+    "<table>",
+    "<td>",
+    "<dl class='py'>",
+    "<dt id='a.b'>",
+    "<dd>",
+    "<a href='../x#y'>",
+    "</a>",
+    "<code>",
+    "<li>",
+    "<script>",
+    "</script>",
+    "<br>",
+    "&amp;",
+    "\ue000",
+    "\ue002",
+    "|",
+    "`",
+    "\n",
+    "text ",
+    "<!-- c -->",
+]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from(_TAGS), max_size=60), st.binary(max_size=20))
+def test_parse_page_never_fails_on_odd_markup(parts: list[str], junk: bytes) -> None:
+    from doc_scraper.errors import ExtractError
+
+    body = ("<html><body>" + "".join(parts)).encode() + junk.replace(b"\x00", b"")
+    try:
+        page = parse_page(body, "https://x.org/a/", ExtractOptions())
+    except ExtractError:
+        return
+    assert SECTION_MARK not in page.markdown
+    assert "\ue002" not in page.markdown
+    assert page.content_hash == hashlib.sha256(page.markdown.encode()).hexdigest()

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from doc_scraper.cli._flags import add_config_flag, add_flag
 from doc_scraper.config.load import load_config
 from doc_scraper.config.schema import Config
-from doc_scraper.errors import ConfigError
+from doc_scraper.errors import ConfigError, DocScraperError
 
 if TYPE_CHECKING:
     from doc_scraper.discover.draft import Draft
@@ -89,6 +89,16 @@ def _errors_exit_1(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except DocScraperError as exc:
+        if getattr(args, "json", False):
+            # Scripts reading stdout get an answer too; main() still prints the error and exits 1.
+            print(json.dumps({"error": str(exc), "written": False}, ensure_ascii=False))
+        raise
+
+
+def _run(args: argparse.Namespace) -> int:
     # Imported here: the probe pulls in aiohttp and lxml, which every other command would pay for.
     from doc_scraper.discover.draft import draft_site
     from doc_scraper.log import setup_logging

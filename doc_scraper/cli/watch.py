@@ -14,7 +14,7 @@ from doc_scraper.config.durations import format_duration
 from doc_scraper.config.load import load_config
 from doc_scraper.errors import ConfigError
 from doc_scraper.taskspec import DEFAULT_INTERVAL, check_interval
-from doc_scraper.watch import WatchScheduler, api_crawl_fn, watch_state_path
+from doc_scraper.watch import WatchScheduler, api_crawl_fn, watch_lock, watch_state_path
 
 if TYPE_CHECKING:
     import argparse
@@ -76,7 +76,8 @@ def run(args: argparse.Namespace, *, crawl: CrawlFn | None = None) -> int:
         keys, interval, watch_state_path(config.state_dir), crawl or api_crawl_fn(config)
     )
     logger.info("watch.interval", extra={"interval": format_duration(interval), "sites": ",".join(keys)})
-    asyncio.run(_watch(scheduler))
+    with watch_lock(config.state_dir):
+        asyncio.run(_watch(scheduler))
     return 0
 
 

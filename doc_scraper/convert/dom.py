@@ -11,7 +11,8 @@ The converter gets a tree with little left to decide:
    paragraph and unwrapped descriptions;
 5. heading permalinks removed, and a section marker paragraph inserted before
    every heading and every API definition with an id;
-6. ``|`` escaped inside tables.
+6. ``|`` escaped inside tables, block breaks in cells kept as ``<br>``;
+7. plain ``<details>`` turned into a bold summary line and its body.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from lxml.cssselect import CSSSelector
@@ -257,9 +259,9 @@ def _para(text: str) -> HtmlElement:
 # 1. links and images ---------------------------------------------------------------------------
 
 
-def absolutize(region: HtmlElement, resolve: Callable[[str], str]) -> list[str]:
+def absolutize(region: HtmlElement, resolve: Callable[[str], str], hrefs_absolute: bool = False) -> list[str]:
     """Make every href/src absolute (``#x`` stays); return the image URLs in order."""
-    for a in region.iter("a"):
+    for a in () if hrefs_absolute else region.iter("a"):
         href = a.get("href")
         if href is None:
             continue
@@ -604,6 +606,7 @@ def mark_sections(
                     p, prepared, SectionMark(_unique(anchor, used), "definition", max(level, 1), title)
                 )
             continue
+        own_anchor = _heading_anchor(el)  # before permalinks go: an <a id> inside may be the anchor
         strip_permalinks(el)
         text = text_of(el)
         if not text:
@@ -617,7 +620,7 @@ def mark_sections(
             prepared.h1 = text
         if not _is_plain_block_context(el, region):
             continue
-        anchor = _heading_anchor(el) or _slug(text)
+        anchor = own_anchor or _slug(text)
         if is_def:
             mark = SectionMark(_unique(anchor, used), "definition", min(6, heading_level + 1), text)
         else:
@@ -647,6 +650,11 @@ def _insert_mark(el: HtmlElement, prepared: Prepared, mark: SectionMark) -> None
 _CELL_BLOCKS = ("p", "li", "div", "dt", "dd", "blockquote")
 
 
+def _is_leaf_block(el: HtmlElement) -> bool:
+    """No block element inside (iter() yields the element itself first)."""
+    return next(islice(el.iter(*_CELL_BLOCKS), 1, 2), None) is None
+
+
 def prepare_tables(region: HtmlElement) -> None:
     """Escape ``|`` in table text; keep block breaks inside cells as ``<br>`` (GFM rows are one line)."""
     for table in region.iter("table"):
@@ -656,7 +664,14 @@ def prepare_tables(region: HtmlElement) -> None:
             if node is not table and node.tail and "|" in node.tail:
                 node.tail = node.tail.replace("|", "\\|")
         for cell in table.iter("td", "th"):
-            blocks = [b for b in cell.iter(*_CELL_BLOCKS) if b is not cell and b.getparent() is not None]
+            # innermost blocks only: <li><p>x</p></li> is one line, not two
+            blocks = [
+                b
+                for b in cell.iter(*_CELL_BLOCKS)
+                if b is not cell
+                and _is_leaf_block(b)
+                and (raw_text(b).strip() or b.find(".//img") is not None)
+            ]
             for block in blocks[1:]:
                 marker = "<br>"
                 previous = block.getprevious()
@@ -681,11 +696,17 @@ def rewrite_details(region: HtmlElement) -> None:
 
 
 def prepare(
-    region: HtmlElement, resolve: Callable[[str], str], may_match: Callable[[str], bool] | None = None
+    region: HtmlElement,
+    resolve: Callable[[str], str],
+    may_match: Callable[[str], bool] | None = None,
+    hrefs_absolute: bool = False,
 ) -> Prepared:
-    """Run every preparation step on ``region`` (mutated) and return what was set aside."""
+    """Run every preparation step on ``region`` (mutated) and return what was set aside.
+
+    ``hrefs_absolute``: the caller already made every a[href] absolute (only images are left).
+    """
     prepared = Prepared()
-    prepared.images = absolutize(region, resolve)
+    prepared.images = absolutize(region, resolve, hrefs_absolute)
     extract_code(region, prepared, may_match)
     rewrite_admonitions(region, may_match)
     rewrite_details(region)

@@ -150,13 +150,14 @@ def convert_region(
     resolve: Callable[[str], str],
     may_match: Callable[[str], bool] | None = None,
     converter: str = DEFAULT_CONVERTER,
+    hrefs_absolute: bool = False,
 ) -> Converted:
     """Prepare ``region`` (mutated) and convert it; markers for sections are left in.
 
     ``resolve`` makes an href absolute (fragment kept); ``may_match`` may rule out
     selectors that cannot match on this page (a speed-up only).
     """
-    prepared = prepare(region, resolve, may_match)
+    prepared = prepare(region, resolve, may_match, hrefs_absolute)
     html = lxml.etree.tostring(region, encoding="unicode", method="html", with_tail=False)
     markdown = html_to_markdown(html, converter)
     markdown = splice_code(tidy(markdown), prepared.codes)

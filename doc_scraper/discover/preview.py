@@ -22,7 +22,11 @@ from doc_scraper.worker import parse_page
 
 PREVIEW_LINES_TEXT = 25
 PREVIEW_LINES_JSON = 40
-_NAV_LIKE = "nav, aside, [role='navigation'], [class*='sidebar'], [class*='toctree-wrapper']"
+# Navigation left in the content region; docutils renders footnotes as <aside>, which is content.
+_NAV_LIKE = (
+    "nav, [role='navigation'], [class*='sidebar'], "
+    "aside:not([class*='footnote']):not([class*='citation']):not([role='note'])"
+)
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _OPEN_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>")

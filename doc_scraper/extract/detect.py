@@ -76,7 +76,8 @@ class PageIndex:
     def __init__(self, raw: bytes) -> None:
         self.raw = raw
         self._memo: dict[tuple[int, str], list[HtmlElement]] = {}
-        self.words = frozenset(b" ".join(_START_TAG.findall(raw)).lower().translate(_TOKEN_SPLIT).split())
+        tags = set(_START_TAG.findall(raw))  # few distinct start tags: dedupe before splitting
+        self.words = frozenset(b" ".join(tags).lower().translate(_TOKEN_SPLIT).split())
         self.assets = [m.decode("latin-1") for m in _ASSET.findall(raw)]
 
     def may_match(self, selector: str) -> bool:

@@ -82,46 +82,7 @@ class Resolver:
         return cached
 
     def _join(self, href: str) -> str:
-        if not href:
-            return urldefrag(self.base).url
-        if self.scheme not in _SCHEMES or not _UNSAFE.isdisjoint(href):
-            return self._slow(href)
-        colon = href.find(":")
-        if colon > 0:
-            stop = min(
-                (p for p in (href.find("/"), href.find("?"), href.find("#")) if p >= 0), default=len(href)
-            )
-            if colon < stop:
-                scheme = href[:colon].lower()
-                if scheme in _SCHEMES and href[colon + 1 : colon + 3] == "//":
-                    return scheme + href[colon:]
-                if scheme in _SCHEMES:
-                    return self._slow(href)
-                return href
-        if href.startswith("//"):
-            return f"{self.scheme}:{href}"
-        rest, hash_, fragment = href.partition("#")
-        path, qmark, query = rest.partition("?")
-        if path.startswith("/"):
-            full = path
-        elif not path:
-            full = self.path
-            if not qmark and self.query:
-                qmark, query = "?", self.query
-        else:
-            full = self.dir + path
-        url = self.origin + _remove_dot_segments(full)
-        if qmark:
-            url += "?" + query
-        if hash_:
-            url += "#" + fragment
-        return url
-
-    def _slow(self, href: str) -> str:
-        try:
-            return urljoin(self.base, href)
-        except ValueError:
-            return href
+        return _join(self.base, self.scheme, self.origin, self.path, self.query, self.dir, href)
 
     def link(self, href: str) -> str | None:
         """Absolute http(s) URL without fragment, or None for other schemes and junk."""
@@ -146,7 +107,50 @@ class Resolver:
 @lru_cache(maxsize=32768)
 def _join_shared(origin: str, folder: str, scheme: str, href: str) -> str:
     """Join a non-empty href that is not fragment- or query-only (these need the page itself)."""
-    return Resolver(origin + folder)._join(href)
+    return _join(origin + folder, scheme, origin, folder, "", folder, href)
+
+
+def _slow(base: str, href: str) -> str:
+    try:
+        return str(urljoin(base, href))
+    except ValueError:
+        return href
+
+
+def _join(base: str, scheme: str, origin: str, path: str, query: str, folder: str, href: str) -> str:
+    """RFC 3986 reference resolution for the common shapes; urljoin for the rest."""
+    if not href:
+        return str(urldefrag(base).url)
+    if scheme not in _SCHEMES or not _UNSAFE.isdisjoint(href):
+        return _slow(base, href)
+    colon = href.find(":")
+    if colon > 0:
+        stop = min((p for p in (href.find("/"), href.find("?"), href.find("#")) if p >= 0), default=len(href))
+        if colon < stop:
+            other = href[:colon].lower()
+            if other in _SCHEMES and href[colon + 1 : colon + 3] == "//":
+                return other + href[colon:]
+            if other in _SCHEMES:
+                return _slow(base, href)
+            return href
+    if href.startswith("//"):
+        return f"{scheme}:{href}"
+    rest, hash_, fragment = href.partition("#")
+    ref_path, qmark, ref_query = rest.partition("?")
+    if ref_path.startswith("/"):
+        full = ref_path
+    elif not ref_path:
+        full = path
+        if not qmark and query:
+            qmark, ref_query = "?", query
+    else:
+        full = folder + ref_path
+    url = origin + _remove_dot_segments(full)
+    if qmark:
+        url += "?" + ref_query
+    if hash_:
+        url += "#" + fragment
+    return url
 
 
 def resolve_href(base: str, href: str) -> str | None:
@@ -159,8 +163,13 @@ def extract_links(
     resolver: Resolver,
     selectors: tuple[str, ...] = (),
     respect_nofollow: bool = False,
+    rewrite: bool = False,
 ) -> tuple[str, ...]:
-    """Every a[href] inside ``selectors`` (whole body when empty), absolute, de-duplicated in order."""
+    """Every a[href] inside ``selectors`` (whole body when empty), absolute, de-duplicated in order.
+
+    With ``rewrite``, each href is also replaced by its absolute form (fragment kept, ``#x`` left
+    alone), so the converter need not resolve them again.
+    """
     if selectors:
         roots: list[HtmlElement] = []
         for sel in selectors:
@@ -179,6 +188,8 @@ def extract_links(
             href = a.get("href")
             if href is None:
                 continue
+            if rewrite and href[:1] != "#":
+                a.set("href", resolver.absolute(href))
             if respect_nofollow and "nofollow" in (a.get("rel") or "").lower().split():
                 continue
             target = resolver.link(href)

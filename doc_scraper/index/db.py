@@ -113,6 +113,7 @@ CREATE VIRTUAL TABLE sections_fts USING fts5 (
     content='sections', content_rowid='id',
     tokenize='{FTS_TOKENIZE}'
 );
+CREATE VIRTUAL TABLE sections_vocab USING fts5vocab (sections_fts, row);
 CREATE TRIGGER sections_ai AFTER INSERT ON sections BEGIN
     INSERT INTO sections_fts (rowid, title, heading_text, text, identifiers)
     VALUES (new.id, new.title, new.heading_text, new.text, new.identifiers);
@@ -165,8 +166,13 @@ def open_connection(path: Path, *, readonly: bool = False) -> apsw.Connection:
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
             migrate(conn, path)
-        else:
-            check_version(conn, path)
+        elif check_version(conn, path) < SCHEMA_VERSION:
+            conn.close()
+            raise StateError(
+                str(path),
+                "the search index is missing or from an older doc-scraper; "
+                "run `doc-scraper crawl -site KEY` to create or upgrade it",
+            )
         return conn
     except apsw.Error as exc:
         raise StateError(

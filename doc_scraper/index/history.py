@@ -145,15 +145,16 @@ def finish_crawl(
     retention: int,
 ) -> None:
     """Close a crawl. ``commit`` makes its generation live, records history and applies retention."""
-    site_key, generation, live = crawl_target(conn, crawl_id)
+    site_key, generation, _ = crawl_target(conn, crawl_id)
     counts = {key: int(summary.get(key, 0) or 0) for key in COUNT_KEYS}
     status = "completed" if commit else "interrupted"
     if commit:
-        if generation != live:
-            conn.execute(
-                "UPDATE sites SET live_generation = ?, staging_generation = NULL WHERE site_key = ?",
-                (generation, site_key),
-            )
+        # The committed generation becomes live; any other (the old live one, or the staging of an
+        # interrupted fresh crawl that this crawl supersedes) is dropped, so a later resume starts clean.
+        conn.execute(
+            "UPDATE sites SET live_generation = ?, staging_generation = NULL WHERE site_key = ?",
+            (generation, site_key),
+        )
         dropped = drop_generations(conn, site_key, generation)
         row = fetch_one(
             conn, "SELECT count(*) FROM pages WHERE site_key = ? AND generation = ?", (site_key, generation)

@@ -137,8 +137,9 @@ def index_markdown(markdown: str, page_url: str) -> str:
     return _ABSOLUTE_LINK_RE.sub(relative, markdown)
 
 
-def _insert_section(conn: apsw.Connection, page_id: int, page_url: str, page_title: str, section: Section,
-                    seq: int) -> None:
+def _insert_section(
+    conn: apsw.Connection, page_id: int, page_url: str, page_title: str, section: Section, seq: int
+) -> None:
     own_title = section.heading_path[-1] if section.heading_path else ""
     text = index_markdown(section.text, page_url)
     idents, words = section_identifiers(section.anchor, own_title, text)

@@ -32,6 +32,8 @@ _STOPWORD_TEXT = """
     makes my
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+_CONSTRUCT_WORDS = frozenset({"statement", "statements", "loop", "loops", "clause", "clauses", "keyword",
+                              "block", "blocks", "expression", "operator"})
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 # An identifier-like token: dotted names, names with underscores, camelCase, ALLCAPS.
@@ -137,7 +139,9 @@ def parse_query(query: str) -> ParsedQuery:
             if is_identifier(found):
                 identifiers.extend(identifier_keys(found, suffixes=False))
     words = [w.lower() for w in _WORD_RE.findall(text)]
-    terms = [w for w in dict.fromkeys(words) if w not in STOPWORDS and w.strip("_")]
+    # A stopword that names a language construct ("with statement", "for loop") is a keyword here.
+    keep = {w for w, nxt in zip(words, words[1:], strict=False) if nxt in _CONSTRUCT_WORDS}
+    terms = [w for w in dict.fromkeys(words) if (w not in STOPWORDS or w in keep) and w.strip("_")]
     if not terms:  # a query made only of stopwords still searches them
         terms = [w for w in dict.fromkeys(words) if w.strip("_")]
     terms = terms[:_MAX_TERMS]

@@ -1,13 +1,17 @@
 """Section search: FTS5 candidates re-scored in Python.
 
-Two stages. ``search_sql`` builds the candidate query: bm25 over the live
-generation's sections, weighted towards page title and heading path, top
-``CANDIDATES`` rows. ``search`` runs it, adds sections whose identifiers match
-the query exactly, and re-scores every candidate with what bm25 cannot see:
-how many distinct query terms a section covers, whether its own heading or
-anchor names the query's identifier, and how well its page as a whole matches.
-Then it keeps the best section per page and asks FTS5 for snippets of the
-winners only.
+Two stages. ``search_sql`` builds the candidate query: bm25 over every
+section, weighted towards page title and heading path; ``sections_sql`` keeps
+the top ``CANDIDATES`` of the live generations. ``search`` runs both, adds
+sections whose identifiers match the query exactly (``section_idents``), and
+re-scores every candidate with what bm25 cannot see: the idf-weighted share
+of distinct query terms a section holds (in its text, its heading path),
+whether it defines a query identifier, whether adjacent query terms occur
+close together, and how well the rest of its page matches. Then it keeps the
+best section per page and builds snippets for the winners only.
+
+Measured with ``benchmarks/bench_search.py`` and the shared search_eval tool
+on search-python.jsonl; the weights below are the result, not guesses.
 """
 
 from __future__ import annotations
@@ -15,12 +19,12 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import apsw
 
-from doc_scraper.errors import SearchError
 from doc_scraper.index import snippets
 from doc_scraper.index.db import fetch_all, fetch_one
 from doc_scraper.index.query import ParsedQuery, parse_query
@@ -34,12 +38,21 @@ MAX_LIMIT = 100
 BM25_WEIGHTS = (6.0, 4.0, 1.0, 1.5)
 # Re-scoring weights, tuned on search-python.jsonl (see benchmarks/bench_search.py).
 W_COVERAGE = 1.0  # idf-weighted share of query terms in the section
-W_HEADING = 1.0  # ... in its heading path or page title
+W_HEADING = 1.0  # ... in its own headings (the path below the page's top heading)
+W_TITLE = 0.0  # ... in the page title
 W_IDENT_DEFINES = 1.0  # the section's anchor or heading is a query identifier
 W_IDENT_MENTIONS = 0.2  # its text mentions one
 W_PROXIMITY = 0.5  # share of adjacent query-term pairs found within PAIR_DISTANCE tokens
 W_PAGE = 0.3  # times the page's next-best section scores
 PAGE_SECTIONS = 3
+# Release notes mention every API they touch, in a few words each; an agent asking how something
+# works wants the reference or guide page. They are ranked lower, never dropped.
+RELEASE_NOTES_FACTOR = 0.85
+_RELEASE_NOTES_RE = re.compile(
+    r"(?:^|[/_.-])(?:whats?[-_]?new|changelog|changes|release[-_]?notes|releases|news|history)(?:[/_.-]|$)",
+    re.IGNORECASE,
+)
+_RELEASE_TITLE_RE = re.compile(r"^(?:what'?s new|changelog|change log|release notes|changes)\b", re.IGNORECASE)
 PAIR_DISTANCE = 3
 MAX_PAIRS = 8
 
@@ -71,9 +84,8 @@ class _Candidate:
     bm25: float = 0.0  # positive, higher is better
     ident: int = 0  # 2: defines a query identifier, 1: mentions one
     pairs: int = 0  # adjacent query-term pairs found close together
-    terms: list[int] = field(
-        default_factory=list
-    )  # per term: bits 1 in the section, 2 its heading path, 4 page title, 8 own heading
+    # per query term: bits 1 in the section, 2 its heading path, 4 page title
+    terms: list[int] = field(default_factory=list)
     score: float = 0.0
 
 
@@ -232,55 +244,60 @@ def _add_identifier_candidates(
 def _term_info(conn: apsw.Connection, parsed: ParsedQuery, candidates: dict[int, _Candidate]) -> list[float]:
     """Which query terms each candidate contains, in its text and in its headings; returns term weights.
 
-    Presence in the section comes from one FTS5 lookup per term over the whole
-    index (far cheaper than asking FTS5 about each candidate row); presence in
-    the short heading path and page title from tokenizing them here. Weights
-    are idf-like: rare terms count more.
+    Presence in the section comes from one FTS5 lookup per term, intersected
+    with the candidates inside SQLite (far cheaper than asking FTS5 about each
+    candidate row); presence in the short heading path and page title from
+    tokenizing them here. Weights are idf-like: rare terms count more.
     """
     total_row = fetch_one(conn, "SELECT count(*) FROM sections")
     total = max(1, int(total_row[0]) if total_row else 1)
     tok = snippets.tokenizer(conn)
-    term_stems = [snippets.query_stems(tok, [term]) for term in parsed.terms]
-    stem_cache: dict[str, set[str]] = {}
-
-    def stems_of(text: str) -> set[str]:
-        found = stem_cache.get(text)
-        if found is None:
-            found = {t[2] for t in tok(text.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None)}
-            stem_cache[text] = found
-        return found
-
-    weights: list[float] = []
-    heading_stems: dict[int, set[str]] = {}
-    title_stems: dict[int, set[str]] = {}
-    own_stems: dict[int, set[str]] = {}
+    ids = json.dumps(list(candidates))
+    # Inverted maps over the candidates: stem -> sections whose heading path / page title hold it.
+    in_heading: dict[str, set[int]] = {}
+    in_title: dict[str, set[int]] = {}
+    title_cache: dict[str, list[str]] = {}
     for sid, cand in candidates.items():
         cand.terms = [0] * len(parsed.terms)
-        heading_stems[sid] = stems_of(cand.heading_path)  # JSON text: the quotes are not tokens
-        title_stems[sid] = stems_of(cand.title)
+        # Headings below the page's top one: the top heading names the page, not this section.
         path = _path(cand.heading_path)
-        own_stems[sid] = stems_of(path[-1]) if path else set()
+        own_path = " ".join(path[1:] if len(path) > 1 else path)
+        for token in tok(own_path.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None):
+            in_heading.setdefault(token[2], set()).add(sid)
+        stems = title_cache.get(cand.title)
+        if stems is None:
+            stems = [t[2] for t in tok(cand.title.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None)]
+            title_cache[cand.title] = stems
+        for stem in stems:
+            in_title.setdefault(stem, set()).add(sid)
+    weights: list[float] = []
     for i, term in enumerate(parsed.terms):
         quoted = '"' + term.replace('"', '""') + '"'
-        inside = {
-            r[0]
-            for r in conn.execute(
-                "SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?",
-                ("{heading_text text identifiers}: " + quoted,),
-            )
-        }
-        weights.append(math.log(1 + total / (1 + len(inside))))
-        wanted = term_stems[i]
-        for sid, cand in candidates.items():
-            bits = 1 if sid in inside else 0
-            if wanted and wanted <= heading_stems[sid]:
-                bits |= 2
-            if wanted and wanted <= title_stems[sid]:
-                bits |= 4
-            if wanted and wanted <= own_stems[sid]:
-                bits |= 8
-            cand.terms[i] = bits
+        wanted = snippets.query_stems(tok, [term])
+        weights.append(math.log(1 + total / (1 + _document_frequency(conn, wanted))))
+        inside = fetch_all(
+            conn,
+            "SELECT value FROM json_each(?2) WHERE value IN"
+            " (SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?1)",
+            ("{heading_text text identifiers}: " + quoted, ids),
+        )
+        for (sid,) in inside:
+            candidates[sid].terms[i] |= 1
+        if not wanted:
+            continue
+        for bit, inverted in ((2, in_heading), (4, in_title)):
+            for sid in set.intersection(*(inverted.get(stem, set()) for stem in wanted)):
+                candidates[sid].terms[i] |= bit
     return weights
+
+
+def _document_frequency(conn: apsw.Connection, stems: set[str]) -> int:
+    """Sections holding a term, from the FTS5 vocabulary (its rarest token, for a multi-token term)."""
+    counts = [0]
+    for stem in stems:
+        row = fetch_one(conn, "SELECT doc FROM sections_vocab WHERE term = ?", (stem,))
+        counts.append(int(row[0]) if row else 0)
+    return min(c for c in counts[1:]) if len(counts) > 1 else 0
 
 
 def _pair_info(conn: apsw.Connection, parsed: ParsedQuery, candidates: dict[int, _Candidate]) -> int:
@@ -311,8 +328,9 @@ def _rescore(weights: list[float], n_pairs: int, cands: list[_Candidate]) -> lis
     total_weight = sum(weights) or 1.0
     for cand in cands:
         coverage = sum(w for w, t in zip(weights, cand.terms, strict=False) if t) / total_weight
-        heading_cov = sum(w for w, t in zip(weights, cand.terms, strict=False) if t & 6) / total_weight
-        score = cand.bm25 / top_bm25 + W_COVERAGE * coverage + W_HEADING * heading_cov
+        heading_cov = sum(w for w, t in zip(weights, cand.terms, strict=False) if t & 2) / total_weight
+        title_cov = sum(w for w, t in zip(weights, cand.terms, strict=False) if t & 4) / total_weight
+        score = cand.bm25 / top_bm25 + W_COVERAGE * coverage + W_HEADING * heading_cov + W_TITLE * title_cov
         score += W_IDENT_DEFINES if cand.ident == 2 else W_IDENT_MENTIONS if cand.ident == 1 else 0.0
         cand.score = score
     by_page: dict[tuple[str, str], list[float]] = {}
@@ -328,7 +346,14 @@ def _rescore(weights: list[float], n_pairs: int, cands: list[_Candidate]) -> lis
             final[cand.section_id] += W_PROXIMITY * cand.pairs / n_pairs
     for cand in cands:
         cand.score = final[cand.section_id]
+        if _is_release_notes(cand.url, cand.title):
+            cand.score *= RELEASE_NOTES_FACTOR
     return sorted(cands, key=lambda c: -c.score)
+
+
+def _is_release_notes(url: str, title: str) -> bool:
+    path = url.split("://", 1)[-1].partition("/")[2].split("?", 1)[0]
+    return bool(_RELEASE_NOTES_RE.search(path) or _RELEASE_TITLE_RE.match(title.strip()))
 
 
 def _snippets(conn: apsw.Connection, parsed: ParsedQuery, ids: list[int]) -> dict[int, str]:
@@ -348,11 +373,3 @@ def _path(heading_json: str) -> tuple[str, ...]:
     except ValueError:
         return ()
     return tuple(str(v) for v in value) if isinstance(value, list) else ()
-
-
-def check_query(query: str) -> ParsedQuery:
-    """Parse a query and refuse one without searchable terms (for front ends that want an error)."""
-    parsed = parse_query(query)
-    if not parsed.terms and not parsed.identifiers:
-        raise SearchError(f"the query {query!r} has no searchable terms; use words or identifiers")
-    return parsed

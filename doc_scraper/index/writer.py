@@ -45,9 +45,10 @@ class _Job:
 class IndexWriter:
     """Owns the writer thread and its connection to ``index.db``."""
 
-    def __init__(self, db_path: Path, conn: apsw.Connection) -> None:
+    def __init__(self, db_path: Path) -> None:
         self.db_path = db_path
-        self._conn = conn
+        self._conn: apsw.Connection | None = None
+        self._open_error: BaseException | None = None
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._closed = False
         self._thread = threading.Thread(target=self._run, name="index-writer", daemon=True)
@@ -55,8 +56,12 @@ class IndexWriter:
 
     @classmethod
     def open(cls, db_path: Path) -> IndexWriter:
-        """Open (creating and migrating) the index and start the writer thread."""
-        return cls(Path(db_path), open_connection(Path(db_path)))
+        """Start the writer thread; it opens (creating and migrating) the index.
+
+        Nothing here touches the disk, so it is safe to call on the event loop;
+        a database that cannot be opened fails every call with its StateError.
+        """
+        return cls(Path(db_path))
 
     # -------------------------------------------------------------- public API
 
@@ -102,6 +107,11 @@ class IndexWriter:
         return future
 
     def _run(self) -> None:
+        try:
+            self._conn = open_connection(self.db_path)
+        except StateError as exc:
+            self._open_error = exc
+            logger.error("index.open_failed", extra={"db_path": str(self.db_path), "error": str(exc)})
         stop = False
         try:
             while not stop:
@@ -121,13 +131,20 @@ class IndexWriter:
                 self._run_batch(batch)
         finally:
             try:
-                self._conn.close()
+                if self._conn is not None:
+                    self._conn.close()
             except apsw.Error:
                 logger.exception("index.close_failed", extra={"db_path": str(self.db_path)})
 
     def _run_batch(self, batch: list[_Job]) -> None:
         outcomes: list[tuple[_Job, Any, BaseException | None]] = []
         conn = self._conn
+        if conn is None:
+            failure: BaseException = self._open_error or StateError(str(self.db_path), "index not open")
+            for job in batch:
+                with contextlib.suppress(RuntimeError):
+                    job.loop.call_soon_threadsafe(_resolve, job.future, None, failure)
+            return
         try:
             conn.execute("BEGIN IMMEDIATE")
             for job in batch:
@@ -144,8 +161,8 @@ class IndexWriter:
             logger.exception("index.write_failed", extra={"db_path": str(self.db_path), "jobs": len(batch)})
             if not conn.getautocommit():
                 conn.execute("ROLLBACK")
-            failure = self._map_error(exc)
-            outcomes = [(job, None, failure) for job in batch]
+            mapped = self._map_error(exc)
+            outcomes = [(job, None, mapped) for job in batch]
         for job, result, error in outcomes:
             with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits for this job any more
                 job.loop.call_soon_threadsafe(_resolve, job.future, result, error)
