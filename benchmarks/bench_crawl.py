@@ -19,7 +19,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import CORPUS, ROOT, VENV_BIN, docserve, need_shared, run_measured, stats, table  # noqa: E402
+from harness import CORPUS, ROOT, VENV_BIN, docserve, need_shared, run_measured, stats, table
 
 CONFIG = """\
 output_base_dir: {work}/out
@@ -41,8 +41,18 @@ sites:
 def crawl_ours(start: str, prefix: str, work: Path) -> tuple[list[str], Path]:
     cfg = work / "config.yaml"
     cfg.write_text(CONFIG.format(work=work, start=start, prefix=prefix), encoding="utf-8")
-    return [str(VENV_BIN / "doc-scraper"), "crawl", "-config", str(cfg), "-site", "bench", "-full",
-            "-loglevel", "error", "-no-progress"], work / "out" / "bench"
+    return [
+        str(VENV_BIN / "doc-scraper"),
+        "crawl",
+        "-config",
+        str(cfg),
+        "-site",
+        "bench",
+        "-full",
+        "-loglevel",
+        "error",
+        "-no-progress",
+    ], work / "out" / "bench"
 
 
 def main() -> int:
@@ -71,30 +81,65 @@ def main() -> int:
                             continue
                         cmd, out = ["wget", "-r", "-np", "-q", "-l", "inf", "-P", str(work), start], work
                     elif name == "scrapy":
-                        cmd = [str(VENV_BIN / "scrapy"), "runspider", str(ROOT / "benchmarks" / "scrapy_spider.py"),
-                               "-a", f"start={start}", "-s", "CONCURRENT_REQUESTS=16",
-                               "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=16"]
+                        cmd = [
+                            str(VENV_BIN / "scrapy"),
+                            "runspider",
+                            str(ROOT / "benchmarks" / "scrapy_spider.py"),
+                            "-a",
+                            f"start={start}",
+                            "-s",
+                            "CONCURRENT_REQUESTS=16",
+                            "-s",
+                            "CONCURRENT_REQUESTS_PER_DOMAIN=16",
+                        ]
                         out = work
                     else:
                         raise SystemExit(f"unknown crawler {name}")
                     stats(stats_url, reset=True)
                     m = run_measured(cmd, cwd=work)
                     served = stats(stats_url)
-                    pages = sum(1 for _ in out.rglob("*.md")) if name == "ours" else served.get(
-                        "by_status", {}).get("200", 0)
-                    rows.append({"crawler": name, "latency ms": latency, "pages": pages,
-                                 "wall s": m.wall_s, "pages/s": pages / m.wall_s if m.wall_s else 0.0,
-                                 "CPU s": m.cpu_s, "peak RSS MB": m.peak_rss_mb, "tree RSS MB": m.peak_tree_mb,
-                                 "max concurrent": served.get("max_concurrent_requests", ""),
-                                 "rc": m.returncode})
+                    pages = (
+                        sum(1 for _ in out.rglob("*.md"))
+                        if name == "ours"
+                        else served.get("by_status", {}).get("200", 0)
+                    )
+                    rows.append(
+                        {
+                            "crawler": name,
+                            "latency ms": latency,
+                            "pages": pages,
+                            "wall s": m.wall_s,
+                            "pages/s": pages / m.wall_s if m.wall_s else 0.0,
+                            "CPU s": m.cpu_s,
+                            "peak RSS MB": m.peak_rss_mb,
+                            "tree RSS MB": m.peak_tree_mb,
+                            "max concurrent": served.get("max_concurrent_requests", ""),
+                            "rc": m.returncode,
+                        }
+                    )
                     if m.returncode != 0:
                         print(f"{name}: exit {m.returncode}\n{m.stderr_tail}", file=sys.stderr)
                     print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
                 finally:
                     shutil.rmtree(work, ignore_errors=True)
     print(f"\n### Crawl of {args.site} ({meta.get('page_count')} pages) over loopback\n")
-    print(table(rows, ["crawler", "latency ms", "pages", "wall s", "pages/s", "CPU s", "peak RSS MB",
-                       "tree RSS MB", "max concurrent", "rc"]))
+    print(
+        table(
+            rows,
+            [
+                "crawler",
+                "latency ms",
+                "pages",
+                "wall s",
+                "pages/s",
+                "CPU s",
+                "peak RSS MB",
+                "tree RSS MB",
+                "max concurrent",
+                "rc",
+            ],
+        )
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))
     return 0

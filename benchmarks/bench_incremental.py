@@ -25,7 +25,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import CORPUS, VENV_BIN, docserve, need_shared, run_measured, stats, table  # noqa: E402
+from harness import CORPUS, VENV_BIN, docserve, need_shared, run_measured, stats, table
 
 CONFIG = """\
 output_base_dir: {work}/out
@@ -44,8 +44,18 @@ sites:
 
 
 def crawl(work: Path, *flags: str) -> tuple[float, float, int, str]:
-    cmd = [str(VENV_BIN / "doc-scraper"), "crawl", "-config", str(work / "config.yaml"), "-site", "bench",
-           "-loglevel", "error", "-no-progress", *flags]
+    cmd = [
+        str(VENV_BIN / "doc-scraper"),
+        "crawl",
+        "-config",
+        str(work / "config.yaml"),
+        "-site",
+        "bench",
+        "-loglevel",
+        "error",
+        "-no-progress",
+        *flags,
+    ]
     m = run_measured(cmd)
     return m.wall_s, m.cpu_s, m.returncode, m.stderr_tail
 
@@ -75,21 +85,36 @@ def unchanged_site(site: str, work: Path) -> list[dict[str, Any]]:
         inc = stats(info["stats_url"])
         assert rc == 0, tail
     pages_inc = sum(v for k, v in inc["by_status"].items())
-    for name, wall, cpu, served in (("full", full_wall, full_cpu, full), ("incremental", inc_wall, inc_cpu, inc)):
+    for name, wall, cpu, served in (
+        ("full", full_wall, full_cpu, full),
+        ("incremental", inc_wall, inc_cpu, inc),
+    ):
         by = served["by_status"]
-        rows.append({"crawl": name, "requests": sum(by.values()), "200": by.get("200", 0), "304": by.get("304", 0),
-                     "body MB": served["bytes_sent"] / 2**20, "wall s": wall, "CPU s": cpu})
+        rows.append(
+            {
+                "crawl": name,
+                "requests": sum(by.values()),
+                "200": by.get("200", 0),
+                "304": by.get("304", 0),
+                "body MB": served["bytes_sent"] / 2**20,
+                "wall s": wall,
+                "CPU s": cpu,
+            }
+        )
     share_304 = inc["by_status"].get("304", 0) / max(1, pages_inc)
     print(f"\n### Incremental re-crawl of unchanged {site}\n")
     print(table(rows, ["crawl", "requests", "200", "304", "body MB", "wall s", "CPU s"]))
-    print(f"\n304 share of re-crawl requests: {share_304:.3%}; body bytes {inc['bytes_sent'] / full['bytes_sent']:.2%}"
-          f" of the full crawl; wall time {inc_wall / full_wall:.1%} of the full crawl")
+    body_share = inc["bytes_sent"] / full["bytes_sent"]
+    print(
+        f"\n304 share of re-crawl requests: {share_304:.3%}; body bytes {body_share:.2%}"
+        f" of the full crawl; wall time {inc_wall / full_wall:.1%} of the full crawl"
+    )
     return rows
 
 
 def _edit(html: str, marker: str) -> str:
     # Insert a paragraph at the start of the main content region.
-    return re.sub(r'(<div[^>]*role="main"[^>]*>)', r'\1<p>' + marker + '</p>', html, count=1)
+    return re.sub(r'(<div[^>]*role="main"[^>]*>)', r"\1<p>" + marker + "</p>", html, count=1)
 
 
 def edited_site(site: str, work: Path) -> dict[str, Any]:
@@ -112,7 +137,8 @@ def edited_site(site: str, work: Path) -> dict[str, Any]:
             (tree / rel).unlink()
         (tree / "brand-new.html").write_text(
             "<html><head><title>Brand new</title></head><body><div role='main' class='col-md-9'>"
-            "<h1>Brand new page</h1><p>" + "Added after the first crawl. " * 20 + "</p></div></body></html>")
+            "<h1>Brand new page</h1><p>" + "Added after the first crawl. " * 20 + "</p></div></body></html>"
+        )
         _, _, rc, tail = crawl(work, "-incremental")
         assert rc == 0, tail
         after = summary_row(tail)
@@ -127,10 +153,16 @@ def edited_site(site: str, work: Path) -> dict[str, Any]:
         indexed = set()
     db.close()
     jsonl_urls = {r["url"] for r in page_records}
-    result = {"first crawl": before, "re-crawl": after, "md files": len(files), "jsonl pages": len(page_records),
-              "index pages": len(indexed), "index == jsonl": indexed == jsonl_urls,
-              "deleted gone": not any(d.replace(".html", ".md") in files for d in deletes),
-              "added present": "brand-new.md" in files}
+    result = {
+        "first crawl": before,
+        "re-crawl": after,
+        "md files": len(files),
+        "jsonl pages": len(page_records),
+        "index pages": len(indexed),
+        "index == jsonl": indexed == jsonl_urls,
+        "deleted gone": not any(d.replace(".html", ".md") in files for d in deletes),
+        "added present": "brand-new.md" in files,
+    }
     print(f"\n### {site} copy with 3 pages edited, 2 deleted, 1 added (listed in the sitemap only)\n")
     print(json.dumps(result, indent=2))
     return result

@@ -23,18 +23,20 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import VENV_BIN, run_measured, table  # noqa: E402
+from harness import VENV_BIN, run_measured, table
 
 
 def _page(i: int, n: int) -> str:
     links = [j for j in range(10 * i + 1, 10 * i + 11) if j < n] + [max(0, i - 1), min(n - 1, i + 1)]
     nav = "".join(f'<li><a href="/docs/p{j}.html">Section {j}</a></li>' for j in range(10))
     body = "".join(f'<li><a href="/docs/p{j}.html">page {j}</a></li>' for j in links)
-    return (f"<!DOCTYPE html><html><head><title>Page {i} - Synthetic docs</title></head><body>"
-            f'<nav class="sidebar"><ul>{nav}</ul></nav><main><article><h1>Page {i}</h1>'
-            f"<p>This is synthetic page number {i} of {n}. It explains option_{i} in some detail.</p>"
-            f'<pre><code class="language-python">value_{i} = compute({i})\nprint(value_{i})</code></pre>'
-            f"<h2>See also</h2><ul>{body}</ul></article></main></body></html>")
+    return (
+        f"<!DOCTYPE html><html><head><title>Page {i} - Synthetic docs</title></head><body>"
+        f'<nav class="sidebar"><ul>{nav}</ul></nav><main><article><h1>Page {i}</h1>'
+        f"<p>This is synthetic page number {i} of {n}. It explains option_{i} in some detail.</p>"
+        f'<pre><code class="language-python">value_{i} = compute({i})\nprint(value_{i})</code></pre>'
+        f"<h2>See also</h2><ul>{body}</ul></article></main></body></html>"
+    )
 
 
 def _serve(n: int, port_out: Any) -> None:
@@ -84,15 +86,32 @@ def measure(n: int) -> dict[str, Any]:
         with tempfile.TemporaryDirectory(prefix=f"bench-mem-{n}-") as tmp:
             work = Path(tmp)
             (work / "config.yaml").write_text(CONFIG.format(work=work, port=port))
-            cmd = [str(VENV_BIN / "doc-scraper"), "crawl", "-config", str(work / "config.yaml"), "-site", "synth",
-                   "-loglevel", "error", "-no-progress"]
+            cmd = [
+                str(VENV_BIN / "doc-scraper"),
+                "crawl",
+                "-config",
+                str(work / "config.yaml"),
+                "-site",
+                "synth",
+                "-loglevel",
+                "error",
+                "-no-progress",
+            ]
             m = run_measured(cmd)
             pages = sum(1 for _ in (work / "out" / "synth").rglob("*.md"))
     finally:
         server.terminate()
         server.join(5)
-    return {"site pages": n, "written": pages, "wall s": m.wall_s, "pages/s": pages / m.wall_s,
-            "CPU s": m.cpu_s, "peak RSS MB": m.peak_rss_mb, "tree RSS MB": m.peak_tree_mb, "rc": m.returncode}
+    return {
+        "site pages": n,
+        "written": pages,
+        "wall s": m.wall_s,
+        "pages/s": pages / m.wall_s,
+        "CPU s": m.cpu_s,
+        "peak RSS MB": m.peak_rss_mb,
+        "tree RSS MB": m.peak_tree_mb,
+        "rc": m.returncode,
+    }
 
 
 def main() -> int:
@@ -105,11 +124,17 @@ def main() -> int:
         rows.append(measure(n))
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     print("\n### Peak memory against site size (synthetic linked site)\n")
-    print(table(rows, ["site pages", "written", "wall s", "pages/s", "CPU s", "peak RSS MB", "tree RSS MB", "rc"]))
+    print(
+        table(
+            rows, ["site pages", "written", "wall s", "pages/s", "CPU s", "peak RSS MB", "tree RSS MB", "rc"]
+        )
+    )
     if len(rows) >= 2:
         small, big = rows[0], rows[-1]
-        print(f"\nlargest process: {big['peak RSS MB'] / small['peak RSS MB']:.2f}x from {small['site pages']} "
-              f"to {big['site pages']} pages (target < 1.3x and < 300 MB)")
+        print(
+            f"\nlargest process: {big['peak RSS MB'] / small['peak RSS MB']:.2f}x from {small['site pages']} "
+            f"to {big['site pages']} pages (target < 1.3x and < 300 MB)"
+        )
     print(f"(bench_memory took {time.monotonic() - t0:.0f}s)")
     return 0
 

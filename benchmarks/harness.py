@@ -13,10 +13,12 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("DOC_SCRAPER_SHARED", ROOT.parent / "shared"))
@@ -33,8 +35,12 @@ def need_shared() -> None:
 @contextlib.contextmanager
 def docserve(*args: str) -> Iterator[dict[str, Any]]:
     """Start docserve with ``args``; yields its ready line (base_url, sites, ...)."""
-    proc = subprocess.Popen([sys.executable, str(DOCSERVE), "--port", "0", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(DOCSERVE), "--port", "0", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         ready = json.loads(proc.stdout.readline())
@@ -63,7 +69,8 @@ class Measured:
 def _tree_rss(pid: int) -> int:
     """Resident bytes of ``pid`` and its descendants, from /proc."""
     children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
+    for proc_dir in Path("/proc").iterdir():
+        entry = proc_dir.name
         if not entry.isdigit():
             continue
         try:
@@ -87,7 +94,9 @@ def _tree_rss(pid: int) -> int:
 def run_measured(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str] | None = None) -> Measured:
     """Run ``cmd``; CPU and RSS include every child it waited for (the parse pool too)."""
     t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     peak = 0
     done = threading.Event()
 
@@ -106,8 +115,14 @@ def run_measured(cmd: list[str], *, cwd: Path | None = None, env: dict[str, str]
     done.set()
     sampler.join()
     wall = time.monotonic() - t0
-    return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, peak / 2**20,
-                    proc.returncode, err[-2000:])
+    return Measured(
+        wall,
+        usage.ru_utime + usage.ru_stime,
+        usage.ru_maxrss / 1024,
+        peak / 2**20,
+        proc.returncode,
+        err[-2000:],
+    )
 
 
 def table(rows: list[dict[str, Any]], columns: list[str]) -> str:

@@ -1,21 +1,27 @@
 """The Scrapy baseline: follow every same-site link under the start folder, save nothing.
 
-    scrapy runspider benchmarks/scrapy_spider.py -a start=URL -s CONCURRENT_REQUESTS=16
+scrapy runspider benchmarks/scrapy_spider.py -a start=URL -s CONCURRENT_REQUESTS=16
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import scrapy
 from scrapy.linkextractors import LinkExtractor
 
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 
 class DocsSpider(scrapy.Spider):  # type: ignore[misc]
     name = "docs"
-    custom_settings = {"LOG_LEVEL": "WARNING", "ROBOTSTXT_OBEY": False, "TELNETCONSOLE_ENABLED": False,
-                       "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7"}
+    custom_settings: ClassVar[dict[str, Any]] = {
+        "LOG_LEVEL": "WARNING",
+        "ROBOTSTXT_OBEY": False,
+        "TELNETCONSOLE_ENABLED": False,
+        "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7",
+    }
 
     def __init__(self, start: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -5,11 +5,12 @@ Front ends call these and nothing below them; they take a loaded ``Config``.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import asyncio
+    from collections.abc import Callable
+
     from doc_scraper.config.schema import Config
     from doc_scraper.models import CrawlProgress, CrawlSummary
 

@@ -28,19 +28,17 @@ import functools
 import hashlib
 import logging
 import multiprocessing
-import re
 import os
+import re
 import shutil
 import signal
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from doc_scraper.config.schema import Config, SiteConfig
 from doc_scraper.errors import (
     BlockedError,
     DocScraperError,
@@ -56,7 +54,7 @@ from doc_scraper.fetch.session import make_session
 from doc_scraper.frontier.robots import RobotsCache
 from doc_scraper.frontier.scope import Scope
 from doc_scraper.frontier.sitemaps import discover_sitemaps
-from doc_scraper.frontier.store import CrawlStore, PageState
+from doc_scraper.frontier.store import CrawlStore, PageState, PageStatus
 from doc_scraper.index.writer import IndexWriter
 from doc_scraper.models import (
     CrawlProgress,
@@ -73,6 +71,11 @@ from doc_scraper.write.files import atomic_write_bytes, relativize_links, write_
 from doc_scraper.write.images import image_allowed, image_filename
 from doc_scraper.write.jsonl import PART_SUFFIX, JsonlAppender, finalize_jsonl
 from doc_scraper.write.llms_txt import write_llms_files
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from doc_scraper.config.schema import Config, SiteConfig
 
 logger = logging.getLogger(__name__)
 
@@ -126,7 +129,9 @@ def _die_with_parent(parent_pid: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def reset_parse_pool(broken: concurrent.futures.ProcessPoolExecutor) -> concurrent.futures.ProcessPoolExecutor:
+def reset_parse_pool(
+    broken: concurrent.futures.ProcessPoolExecutor,
+) -> concurrent.futures.ProcessPoolExecutor:
     """Replace a broken pool (a worker was killed, e.g. by the OOM killer)."""
     global _POOL
     if _POOL is broken:
@@ -183,7 +188,7 @@ async def run_crawls(
     # The loop thread makes many short syscalls while store, index and pool threads run
     # Python; with the default 5 ms GIL switch interval each of them can stall for ms.
     sys.setswitchinterval(min(sys.getswitchinterval(), 0.0005))
-    Path(config.state_dir).mkdir(parents=True, exist_ok=True)
+    await asyncio.to_thread(Path(config.state_dir).mkdir, parents=True, exist_ok=True)
     shared = Shared(config)
     crawls = [SiteCrawl(config, config.sites[key], shared, mode, stop, progress) for key in site_keys]
     try:
@@ -228,7 +233,9 @@ class SiteCrawl:
         self.out_dir = self.out_live
         self.state_path = self.state_live
         self.staged = False
-        self._store_exec = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"store-{name}")
+        self._store_exec = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix=f"store-{name}"
+        )
         self.store: CrawlStore | None = None
         self.appender: JsonlAppender | None = None
         self.crawl_id = 0
@@ -292,7 +299,9 @@ class SiteCrawl:
         except (StateError, OSError) as exc:
             self._store_exec.shutdown(wait=False)
             return self._summary(ok=False, error=str(exc))
-        logger.info("crawl.started", extra={"site": self.site.key, "mode": self.mode, "output": str(self.out_live)})
+        logger.info(
+            "crawl.started", extra={"site": self.site.key, "mode": self.mode, "output": str(self.out_live)}
+        )
         error = ""
         interrupted = False
         try:
@@ -350,7 +359,9 @@ class SiteCrawl:
             norm = normalize_url(url, self.site.keep_query_params)
             reason = self.scope.check(norm, 0)
             if reason:
-                logger.warning("seed.out_of_scope", extra={"site": self.site.key, "url": url, "reason": reason})
+                logger.warning(
+                    "seed.out_of_scope", extra={"site": self.site.key, "url": url, "reason": reason}
+                )
                 continue
             seeds.append((norm, 0))
         if not seeds:
@@ -385,7 +396,9 @@ class SiteCrawl:
         if items:
             added = await self._db(self.store.add, items)
             self.stats.inc("sitemap/urls", len(items))
-            logger.info("sitemap.seeded", extra={"site": self.site.key, "urls": len(items), "new": len(added)})
+            logger.info(
+                "sitemap.seeded", extra={"site": self.site.key, "urls": len(items), "new": len(added)}
+            )
 
     # -- 3. workers ---------------------------------------------------------
     async def _run_workers(self) -> None:
@@ -478,7 +491,7 @@ class SiteCrawl:
             await self._complete(url, depth, status="failed", error=type(exc).__name__)
         except Exception as exc:
             # A bug (ours or a library's) on one page must not stop the crawl: log it loudly.
-            logger.error("page.crashed", exc_info=True, extra={"site": self.site.key, "url": url})
+            logger.exception("page.crashed", extra={"site": self.site.key, "url": url})
             outcome = PageOutcome(url, "failed", depth, error=type(exc).__name__)
             await self._complete(url, depth, status="failed", error=f"crash_{type(exc).__name__}")
         self.stats.inc(f"outcome/{outcome.kind}")
@@ -486,7 +499,9 @@ class SiteCrawl:
             self.stats.inc(f"error/{outcome.error}")
         if self.site.max_pages and self.stats.get("fetch/pages") >= self.site.max_pages:
             if not self.budget_hit:
-                logger.warning("crawl.budget_reached", extra={"site": self.site.key, "max_pages": self.site.max_pages})
+                logger.warning(
+                    "crawl.budget_reached", extra={"site": self.site.key, "max_pages": self.site.max_pages}
+                )
             self.budget_hit = True
             self.cut_short = True
 
@@ -495,7 +510,7 @@ class SiteCrawl:
         url: str,
         depth: int,
         *,
-        status: str,
+        status: PageStatus,
         error: str = "",
         prior: PageState | None = None,
         links: tuple[str, ...] = (),
@@ -512,8 +527,15 @@ class SiteCrawl:
             self.stats.inc(f"kept/{error.split('_', 1)[0]}")
         base = prior or PageState(url=url, status=status, depth=depth)
         state = replace(
-            base, url=url, status=status, error=error, depth=depth, links=links or base.links,
-            fetched_at=utc_now(), crawl_run=self.run_no, **fields,
+            base,
+            url=url,
+            status=status,
+            error=error,
+            depth=depth,
+            links=links or base.links,
+            fetched_at=utc_now(),
+            crawl_run=self.run_no,
+            **fields,
         )
         await self._db(self.store.complete, url, state, new_links or [])
 
@@ -561,8 +583,11 @@ class SiteCrawl:
             await self._complete(url, depth, status="skipped", error="robots", prior=prior)
             return PageOutcome(url, "skipped", depth, error="robots")
         host_delay = max(site.delay_per_host, rules.crawl_delay(site.user_agent) or 0.0)
-        known_ok = (prior is not None and self.mode != "full"
-                    and (prior.status in ("ok", "not_modified") or prior.error.startswith(("duplicate", "canonical"))))
+        known_ok = (
+            prior is not None
+            and self.mode != "full"
+            and (prior.status in ("ok", "not_modified") or prior.error.startswith(("duplicate", "canonical")))
+        )
         self.stats.inc("fetch/pages")
         try:
             result = await self.shared.fetcher.fetch(
@@ -578,15 +603,20 @@ class SiteCrawl:
             self.stats.inc(f"fetch/status/{exc.status}")
             if exc.status in GONE_STATUSES:
                 await self._remove_known(url, prior)
-                await self._complete(url, depth, status="gone", error=f"HTTP_{exc.status}", prior=prior,
-                                     http_status=exc.status)
+                await self._complete(
+                    url, depth, status="gone", error=f"HTTP_{exc.status}", prior=prior, http_status=exc.status
+                )
                 logger.warning("page.not_found", extra={"site": site.key, "url": url, "status": exc.status})
                 # A broken link is reported, but it is not a fetch failure: it does not block pruning.
-                was_page = prior is not None and prior.status in ("ok", "not_modified") and bool(prior.output_path)
-                return PageOutcome(url, "removed" if was_page else "broken", depth, exc.status,
-                                   error=f"HTTP_{exc.status}")
-            await self._complete(url, depth, status="failed", error=f"HTTP_{exc.status}", prior=prior,
-                                 http_status=exc.status)
+                was_page = (
+                    prior is not None and prior.status in ("ok", "not_modified") and bool(prior.output_path)
+                )
+                return PageOutcome(
+                    url, "removed" if was_page else "broken", depth, exc.status, error=f"HTTP_{exc.status}"
+                )
+            await self._complete(
+                url, depth, status="failed", error=f"HTTP_{exc.status}", prior=prior, http_status=exc.status
+            )
             logger.warning("page.failed", extra={"site": site.key, "url": url, "status": exc.status})
             return PageOutcome(url, "failed", depth, exc.status, error=f"HTTP_{exc.status}")
         except BlockedError as exc:
@@ -636,22 +666,42 @@ class SiteCrawl:
             await self._complete(url, depth, status="failed", error="extract", prior=prior)
             logger.warning("page.extract_failed", extra={"site": site.key, "url": url, "error": str(exc)})
             return PageOutcome(url, "failed", depth, error="extract")
-        validators = {"etag": result.headers.get("etag", ""),
-                      "last_modified": result.headers.get("last-modified", ""), "http_status": result.status}
+        validators: dict[str, Any] = {
+            "etag": result.headers.get("etag", ""),
+            "last_modified": result.headers.get("last-modified", ""),
+            "http_status": result.status,
+        }
         duplicate = self._duplicate_reason(parsed, final, depth)
         if duplicate:
             # Validators kept: the next incremental run asks for this URL conditionally too.
             self.stats.inc(f"skipped/{duplicate}")
-            await self._complete(url, depth, status="skipped", error=duplicate, prior=prior,
-                                 new_links=self._canonical_link(parsed, final, depth), **validators)
+            await self._complete(
+                url,
+                depth,
+                status="skipped",
+                error=duplicate,
+                prior=prior,
+                new_links=self._canonical_link(parsed, final, depth),
+                **validators,
+            )
             return PageOutcome(url, "skipped", depth, result.status, error=duplicate)
         new_links = self._follow(parsed.links, depth)
         if parsed.needs_javascript:
             self.stats.inc("outcome_js/shell")
-            logger.warning("page.needs_javascript",
-                           extra={"site": site.key, "url": final, "framework": parsed.detection.framework})
-            await self._complete(url, depth, status="shell", error="needs_javascript", prior=prior,
-                                 links=parsed.links, new_links=new_links, **validators)
+            logger.warning(
+                "page.needs_javascript",
+                extra={"site": site.key, "url": final, "framework": parsed.detection.framework},
+            )
+            await self._complete(
+                url,
+                depth,
+                status="shell",
+                error="needs_javascript",
+                prior=prior,
+                links=parsed.links,
+                new_links=new_links,
+                **validators,
+            )
             return PageOutcome(url, "shell", depth, result.status, error="needs_javascript")
 
         relpath = self.scope.relpath(final)
@@ -664,25 +714,42 @@ class SiteCrawl:
             and prior.output_path == relpath
             and (self.out_dir / relpath).exists()
         )
-        fields = {"content_hash": parsed.content_hash, "output_path": relpath, "title": parsed.title,
-                  **validators}
+        fields: dict[str, Any] = {
+            "content_hash": parsed.content_hash,
+            "output_path": relpath,
+            "title": parsed.title,
+            **validators,
+        }
         if unchanged:
-            await self._complete(url, depth, status="ok", prior=prior, links=parsed.links,
-                                 new_links=new_links, **fields)
+            await self._complete(
+                url, depth, status="ok", prior=prior, links=parsed.links, new_links=new_links, **fields
+            )
             await self.shared.index.touch_page(self.crawl_id, site.key, final, utc_now())
             return PageOutcome(url, "unchanged", depth, result.status)
 
         record = PageRecord(
-            url=final, title=parsed.title, content=parsed.markdown, content_hash=parsed.content_hash,
-            crawled_at=utc_now(), depth=depth, headings=parsed.headings, links=parsed.links,
-            images=parsed.images, path=relpath,
+            url=final,
+            title=parsed.title,
+            content=parsed.markdown,
+            content_hash=parsed.content_hash,
+            crawled_at=utc_now(),
+            depth=depth,
+            headings=parsed.headings,
+            links=parsed.links,
+            images=parsed.images,
+            path=relpath,
         )
         images = await self._download_images(parsed.images)
         await asyncio.to_thread(self._write_files, record, images)
         await self.shared.index.upsert_page(self.crawl_id, site.key, record, parsed.sections)
-        await self._complete(url, depth, status="ok", prior=prior, links=parsed.links,
-                             new_links=new_links, **fields)
-        kind = "changed" if prior is not None and prior.status in ("ok", "not_modified") and prior.content_hash else "added"
+        await self._complete(
+            url, depth, status="ok", prior=prior, links=parsed.links, new_links=new_links, **fields
+        )
+        kind = (
+            "changed"
+            if prior is not None and prior.status in ("ok", "not_modified") and prior.content_hash
+            else "added"
+        )
         logger.debug("page.written", extra={"site": site.key, "url": final, "path": relpath})
         return PageOutcome(url, kind, depth, result.status)
 
@@ -707,9 +774,8 @@ class SiteCrawl:
             key = int(content_hash[:16], 16)
             if self._content_owner.setdefault(key, owner) != owner:
                 return "duplicate_content"
-        if relpath:
-            if self._path_owner.setdefault(hash(relpath), owner) != owner:
-                return "duplicate_path"
+        if relpath and self._path_owner.setdefault(hash(relpath), owner) != owner:
+            return "duplicate_path"
         return ""
 
     def _duplicate_reason(self, parsed: ParsedPage, final: str, depth: int) -> str:
@@ -747,8 +813,14 @@ class SiteCrawl:
 
     def _alias_state(self, final: str, depth: int) -> PageState:
         # The target of a redirect: its content is recorded under the URL that redirected.
-        return PageState(url=final, status="skipped", error="alias", depth=depth, crawl_run=self.run_no,
-                         fetched_at=utc_now())
+        return PageState(
+            url=final,
+            status="skipped",
+            error="alias",
+            depth=depth,
+            crawl_run=self.run_no,
+            fetched_at=utc_now(),
+        )
 
     def _write_files(self, record: PageRecord, images: dict[str, str]) -> None:
         def local(url: str) -> str | None:
@@ -788,7 +860,9 @@ class SiteCrawl:
                     return
                 try:
                     result = await self.shared.fetcher.fetch_bytes(
-                        url, user_agent=site.user_agent, delay=site.delay_per_host,
+                        url,
+                        user_agent=site.user_agent,
+                        delay=site.delay_per_host,
                         max_bytes=site.max_image_size_bytes or self.config.max_page_size_bytes,
                     )
                 except FetchError as exc:
@@ -844,8 +918,13 @@ class SiteCrawl:
         await self._flush()
         logger.info("crawl.finalizing", extra={"site": self.site.key, "interrupted": interrupted})
         if interrupted:
-            await self.shared.index.finish_crawl(self.crawl_id, utc_now(), self._counts(), commit=False,
-                                                 retention=self.config.crawl_history_retention)
+            await self.shared.index.finish_crawl(
+                self.crawl_id,
+                utc_now(),
+                self._counts(),
+                commit=False,
+                retention=self.config.crawl_history_retention,
+            )
             logger.warning(
                 "crawl.interrupted",
                 extra={"site": self.site.key, "resume": f"doc-scraper crawl -site {self.site.key} -resume"},
@@ -854,10 +933,18 @@ class SiteCrawl:
         prune = self.mode != "full" and self._can_prune()
         keep, gone = await self._db(self._collect, prune)
         if self.mode == "full" and not keep:
-            await self.shared.index.finish_crawl(self.crawl_id, utc_now(), self._counts(), commit=False,
-                                                 retention=self.config.crawl_history_retention)
-            return self._summary(ok=False, error="crawl completed with zero successful pages; "
-                                 "check start_urls, scope and the logs above")
+            await self.shared.index.finish_crawl(
+                self.crawl_id,
+                utc_now(),
+                self._counts(),
+                commit=False,
+                retention=self.config.crawl_history_retention,
+            )
+            return self._summary(
+                ok=False,
+                error="crawl completed with zero successful pages; "
+                "check start_urls, scope and the logs above",
+            )
         for _url, path in gone:
             with contextlib.suppress(FileNotFoundError):
                 (self.out_dir / path).unlink()
@@ -867,22 +954,32 @@ class SiteCrawl:
         ended = utc_now()
         jsonl = self._jsonl_path()
         part = jsonl.with_name(jsonl.name + PART_SUFFIX)
-        meta = {"site_key": self.site.key, "allowed_domain": self.site.allowed_domain,
-                "crawl_started_at": self.started_at, "crawl_ended_at": ended, "mode": self.mode,
-                **{k: v for k, v in self._counts().items() if k != "pages"}}
+        meta = {
+            "site_key": self.site.key,
+            "allowed_domain": self.site.allowed_domain,
+            "crawl_started_at": self.started_at,
+            "crawl_ended_at": ended,
+            "mode": self.mode,
+            **{k: v for k, v in self._counts().items() if k != "pages"},
+        }
         pages = await asyncio.to_thread(finalize_jsonl, jsonl, [jsonl, part], keep, meta)
         part.unlink(missing_ok=True)
-        await asyncio.to_thread(write_llms_files, self.out_dir, jsonl, self.site.key, self.site.allowed_domain)
+        await asyncio.to_thread(
+            write_llms_files, self.out_dir, jsonl, self.site.key, self.site.allowed_domain
+        )
         self.pages_total = pages
         await self._db(self.store.finish_run, "complete")
-        await self.shared.index.finish_crawl(self.crawl_id, ended, self._counts(), commit=True,
-                                             retention=self.config.crawl_history_retention)
+        await self.shared.index.finish_crawl(
+            self.crawl_id, ended, self._counts(), commit=True, retention=self.config.crawl_history_retention
+        )
         if self.staged:
             await self._close_store()
             await asyncio.to_thread(self._swap)
         summary = self._summary(ok=True, ended_at=ended)
-        logger.info("crawl.finished", extra={"site": self.site.key, **self._counts(),
-                                             "seconds": round(summary.duration_s, 2)})
+        logger.info(
+            "crawl.finished",
+            extra={"site": self.site.key, **self._counts(), "seconds": round(summary.duration_s, 2)},
+        )
         return summary
 
     def _swap(self) -> None:
@@ -911,14 +1008,28 @@ class SiteCrawl:
             "needs_javascript": s.get("outcome/shell"),
         }
 
-    def _summary(self, *, ok: bool, error: str = "", interrupted: bool = False, ended_at: str = "") -> CrawlSummary:
+    def _summary(
+        self, *, ok: bool, error: str = "", interrupted: bool = False, ended_at: str = ""
+    ) -> CrawlSummary:
         c = self._counts()
         return CrawlSummary(
-            site_key=self.site.key, ok=ok, mode=self.mode, started_at=self.started_at,
-            ended_at=ended_at or utc_now(), pages=c["pages"], added=c["added"], changed=c["changed"],
-            unchanged=c["unchanged"], removed=c["removed"], failed=c["failed"], retries=c["retries"],
-            needs_javascript=c["needs_javascript"], skipped=self.stats.prefixed("skipped"),
-            duration_s=time.monotonic() - self.t0, interrupted=interrupted, error=error,
+            site_key=self.site.key,
+            ok=ok,
+            mode=self.mode,
+            started_at=self.started_at,
+            ended_at=ended_at or utc_now(),
+            pages=c["pages"],
+            added=c["added"],
+            changed=c["changed"],
+            unchanged=c["unchanged"],
+            removed=c["removed"],
+            failed=c["failed"],
+            retries=c["retries"],
+            needs_javascript=c["needs_javascript"],
+            skipped=self.stats.prefixed("skipped"),
+            duration_s=time.monotonic() - self.t0,
+            interrupted=interrupted,
+            error=error,
             output_dir=str(self.out_live),
         )
 
@@ -926,9 +1037,25 @@ class SiteCrawl:
 _LINK_TARGETS = re.compile(r"\]\([^)\s]*")
 
 # Errors after which a known page keeps its previous output.
-_KEEP_ON = frozenset({"robots", "too_large", "non_html", "extract", "per_page_timeout", "FetchTimeout",
-                      "ConnectError", "FetchError", "HTTP_401", "HTTP_403", "HTTP_429", "HTTP_500",
-                      "HTTP_502", "HTTP_503", "HTTP_504"})
+_KEEP_ON = frozenset(
+    {
+        "robots",
+        "too_large",
+        "non_html",
+        "extract",
+        "per_page_timeout",
+        "FetchTimeout",
+        "ConnectError",
+        "FetchError",
+        "HTTP_401",
+        "HTTP_403",
+        "HTTP_429",
+        "HTTP_500",
+        "HTTP_502",
+        "HTTP_503",
+        "HTTP_504",
+    }
+)
 
 
 def _is_live(state: PageState | None) -> bool:

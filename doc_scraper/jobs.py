@@ -465,7 +465,7 @@ def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
 # -- crawls in a child process --------------------------------------------------------------------
 
 CHILD_NICE = 10  # crawl CPU yields to the server's searches
-_CHILD_EXIT_WAIT = 10.0  # seconds to wait for a stopped child before killing it
+_CHILD_EXIT_WAIT = 30.0  # seconds to wait for a finished or stopped child before killing it
 _REAPERS: set[asyncio.Future[None]] = set()  # background waits for finished children
 
 

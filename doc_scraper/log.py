@@ -11,8 +11,13 @@ from typing import Any
 # LogRecord attributes; everything else on a record came from ``extra=``.
 _RESERVED = set(vars(logging.LogRecord("x", 0, "x", 0, "x", None, None))) | {"message", "asctime"}
 
-LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING,
-          "warning": logging.WARNING, "error": logging.ERROR}
+LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warn": logging.WARNING,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+}
 
 
 def _fields(record: logging.LogRecord) -> dict[str, Any]:

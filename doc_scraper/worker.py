@@ -31,6 +31,10 @@ logger = logging.getLogger(__name__)
 _TITLE_SEPARATORS = (" — ", " | ", " - ", " – ", " · ", " :: ", " » ")
 _MARKER_LINE = re.compile("^" + SECTION_MARK + r"\d+" + SECTION_END + r"[ \t]*\n?", re.MULTILINE)
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
+# C0 controls lxml refuses in attribute and text values, and the private-use characters this
+# package uses as markers (sections, code placeholders): never taken from a page.
+_BAD_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ue000-\ue003]")
+_CONTROL_BYTES = bytes(range(0x09)) + b"\x0b\x0c" + bytes(range(0x0E, 0x20))
 
 
 def strip_site_suffix(title: str) -> str:
@@ -78,6 +82,13 @@ def _parse(text: str, url: str) -> lxml.etree._Element:
     return doc
 
 
+def _may_hold_bad_chars(body: bytes, encoding: str) -> bool:
+    """Cheap byte-level test for _BAD_CHARS (a regex over the text would cost more than parsing)."""
+    if not _ascii_compatible(encoding):
+        return True
+    return len(body.translate(None, _CONTROL_BYTES)) != len(body) or b"\xee\x80" in body
+
+
 def _ascii_compatible(encoding: str) -> bool:
     return not encoding.startswith(("utf-16", "utf-32", "utf_16", "utf_32"))
 
@@ -92,6 +103,8 @@ def parse_page(
     """Parse one HTML page into Markdown, links and metadata (see module docstring)."""
     # 1-2. decode and parse
     html, encoding = decode_html(body, url, charset)
+    if _may_hold_bad_chars(body, encoding):
+        html = _BAD_CHARS.sub("", html)
     doc = _parse(html, url)
     index = PageIndex(body if _ascii_compatible(encoding) else html.encode("utf-8", "replace"))
     # 3. page-level facts, before the region is mutated

@@ -14,22 +14,25 @@ import email.utils
 import hashlib
 import http.server
 import json
-import os
 import socket
 import sys
 import threading
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Iterator
 
 
 class _Handler(http.server.SimpleHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     robots = "User-agent: *\nDisallow:\n"
-    counts: Counter[str] = Counter()
+    counts: ClassVar[Counter[str]] = Counter()
     lock = threading.Lock()
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
     def setup(self) -> None:
@@ -88,7 +91,7 @@ def serve_folder(
     root = str(Path(folder).resolve())
 
     class Handler(_Handler):
-        counts: Counter[str] = Counter()
+        counts: ClassVar[Counter[str]] = Counter()
 
         def __init__(self, *args: object, **kwargs: object) -> None:
             super().__init__(*args, directory=root, **kwargs)  # type: ignore[arg-type]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
+import random
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -54,6 +56,19 @@ class DocSite:
     max_active: int = 0
     user_agents: set[str] = field(default_factory=set)
     files: dict[str, tuple[bytes, str]] = field(default_factory=dict)  # path -> (body, content type)
+    resets: dict[str, int] = field(default_factory=dict)  # path -> connections cut mid-body first
+    # Random faults on page requests: each request fails with these odds, but one path
+    # fails at most ``max_faults_per_path`` times in a row, so retries can succeed.
+    fail_rate: float = 0.0  # 503
+    reset_rate: float = 0.0  # connection closed mid-body
+    max_faults_per_path: int = 2
+    rate_limit_rps: float = 0.0  # page requests closer than 1/rps get 429 (Retry-After: 0)
+    trap_prefix: str | None = None  # e.g. "/docs/cal/": /docs/cal/YYYY/MM links to next month forever
+    seed: int = 0
+    faults: Counter[str] = field(default_factory=Counter)
+    _streak: Counter[str] = field(default_factory=Counter)
+    _last_page: float = 0.0
+    _rng: random.Random = field(default_factory=random.Random)
 
     @classmethod
     def linked(cls, n: int, *, prefix: str = "/docs/") -> DocSite:
@@ -69,6 +84,9 @@ class DocSite:
     def etag(self, path: str) -> str:
         return '"' + hashlib.sha1(self.pages[path].encode()).hexdigest()[:16] + '"'
 
+    def __post_init__(self) -> None:
+        self._rng.seed(self.seed)
+
     def reset_counters(self) -> None:
         self.requests.clear()
         self.statuses.clear()
@@ -78,7 +96,7 @@ class DocSite:
 
     def min_gap(self) -> float:
         page_arrivals = sorted(self.arrivals)
-        gaps = [b - a for a, b in zip(page_arrivals, page_arrivals[1:], strict=False)]
+        gaps = [b - a for a, b in itertools.pairwise(page_arrivals)]
         return min(gaps) if gaps else float("inf")
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
@@ -100,9 +118,61 @@ class DocSite:
         try:
             if self.latency:
                 await asyncio.sleep(self.latency)
+            fault = self._fault(path)
+            if fault == "reset":
+                return await self._reset(request)
+            if fault:
+                return self._status(int(fault), **({"Retry-After": "0"} if fault == "429" else {}))
             return self._page(path, request)
         finally:
             self.active -= 1
+
+    def _fault(self, path: str) -> str:
+        """The injected fault for this request: "reset", "503", "429" or ""."""
+        if self.resets.get(path, 0) > 0:
+            self.resets[path] -= 1
+            return "reset"
+        now = time.monotonic()
+        if self.rate_limit_rps and now - self._last_page < 1.0 / self.rate_limit_rps:
+            self.faults["429"] += 1
+            return "429"
+        self._last_page = now
+        if self._streak[path] < self.max_faults_per_path and (self.fail_rate or self.reset_rate):
+            if self._rng.random() < self.fail_rate:
+                self._streak[path] += 1
+                self.faults["503"] += 1
+                return "503"
+            if self._rng.random() < self.reset_rate:
+                self._streak[path] += 1
+                self.faults["reset"] += 1
+                return "reset"
+        self._streak[path] = 0
+        return ""
+
+    async def _reset(self, request: web.Request) -> web.StreamResponse:
+        """Promise a body, send part of it, then close the connection."""
+        resp = web.StreamResponse(headers={"Content-Type": "text/html", "Content-Length": "100000"})
+        await resp.prepare(request)
+        await resp.write(b"<!DOCTYPE html><html><head><title>cut")
+        assert request.transport is not None
+        request.transport.close()
+        return resp
+
+    def trap_page(self, path: str) -> str | None:
+        """A calendar page under ``trap_prefix`` (``YYYY/MM``) linking to the next month, or None."""
+        if not self.trap_prefix or not path.startswith(self.trap_prefix):
+            return None
+        parts = path[len(self.trap_prefix) :].strip("/").split("/")
+        if len(parts) != 2 or not all(p.isdigit() for p in parts):
+            return None
+        year, month = int(parts[0]), int(parts[1])
+        if not 1 <= month <= 12:
+            return None
+        ny, nm = (year + 1, 1) if month == 12 else (year, month + 1)
+        py, pm = (year - 1, 12) if month == 1 else (year, month - 1)
+        links = [f"{self.trap_prefix}{ny:04d}/{nm:02d}", f"{self.trap_prefix}{py:04d}/{pm:02d}",
+                 f"{self.trap_prefix}{year:04d}/{month:02d}?session={self._rng.getrandbits(48):x}"]
+        return page_html(f"Events {year:04d}-{month:02d}", f"Nothing happens in {year} month {month}.", links)
 
     def _status(self, code: int, **headers: str) -> web.Response:
         self.statuses[code] += 1
@@ -123,7 +193,11 @@ class DocSite:
             self.statuses[200] += 1
             return web.Response(body=body, content_type=ctype)
         if path not in self.pages:
-            return self._status(404)
+            trap = self.trap_page(path)
+            if trap is None:
+                return self._status(404)
+            self.statuses[200] += 1
+            return web.Response(text=trap, content_type="text/html")
         etag = self.etag(path)
         if request.headers.get("If-None-Match") == etag:
             return self._status(304, ETag=etag)

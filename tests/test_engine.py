@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from doc_scraper import api
 from doc_scraper.config.load import config_from_dict
-from doc_scraper.config.schema import Config
 from doc_scraper.write.files import parse_frontmatter
 from tests.docsite import DocSite, ThreadedServer, page_html, start
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from doc_scraper.config.schema import Config
 
 pytestmark = pytest.mark.e2e
 
@@ -22,8 +25,9 @@ pytestmark = pytest.mark.e2e
 async def site() -> AsyncIterator[tuple[DocSite, str]]:
     docs = DocSite.linked(12)
     docs.pages["/docs/p3.html"] = docs.pages["/docs/p3.html"].replace(
-        "</section>", '<a href="missing.html">gone</a> <a href="private/secret.html">s</a>'
-        ' <a href="/docsearch/x.html">x</a> <a href="logo.png">img</a></section>'
+        "</section>",
+        '<a href="missing.html">gone</a> <a href="private/secret.html">s</a>'
+        ' <a href="/docsearch/x.html">x</a> <a href="logo.png">img</a></section>',
     )
     docs.pages["/docs/private/secret.html"] = page_html("Secret", "no", [])
     server = await start(docs)
@@ -35,8 +39,13 @@ async def site() -> AsyncIterator[tuple[DocSite, str]]:
 
 def make_config(tmp_path: Path, base: str, **site_overrides: Any) -> Config:
     globals_ = site_overrides.pop("globals", {})
-    site = {"start_urls": [f"{base}/docs/index.html"], "allowed_domain": "127.0.0.1",
-            "allowed_path_prefix": "/docs", "content_selector": "auto", **site_overrides}
+    site = {
+        "start_urls": [f"{base}/docs/index.html"],
+        "allowed_domain": "127.0.0.1",
+        "allowed_path_prefix": "/docs",
+        "content_selector": "auto",
+        **site_overrides,
+    }
     data = {
         "output_base_dir": str(tmp_path / "out"),
         "state_dir": str(tmp_path / "state"),
@@ -84,7 +93,7 @@ async def test_a_crawl_writes_every_in_scope_page_with_frontmatter_jsonl_and_llm
     assert fields["title"] == "Page 3"
     assert fields["url"] == f"{base}/docs/p3.html"
     assert fields["depth"] == 1 and fields["crawled_at"].endswith("Z")
-    assert '```python' in body and 'print("Page 3")' in body
+    assert "```python" in body and 'print("Page 3")' in body
     assert "(p4.md)" in body and "¶" not in body
     records = jsonl_records(config)
     assert [r["record_type"] for r in records].count("crawl_meta") == 1
@@ -100,8 +109,12 @@ async def test_per_host_limits_and_delay_hold(tmp_path: Path) -> None:
     docs = DocSite.linked(12)
     docs.latency = 0.02
     with ThreadedServer(docs) as base:
-        config = make_config(tmp_path, base, delay_per_host="40ms",
-                             globals={"max_requests_per_host": 2, "num_workers": 6, "delay_jitter": 0.25})
+        config = make_config(
+            tmp_path,
+            base,
+            delay_per_host="40ms",
+            globals={"max_requests_per_host": 2, "num_workers": 6, "delay_jitter": 0.25},
+        )
         [summary] = await api.crawl_sites(config, ["demo"])
     assert summary.ok
     assert docs.max_active <= 2
@@ -143,7 +156,8 @@ async def test_incremental_recrawl_costs_304s_and_reports_changes(
     del docs.pages["/docs/p7.html"]
     docs.pages["/docs/new.html"] = page_html("New", "fresh", [])
     docs.pages["/docs/index.html"] = docs.pages["/docs/index.html"].replace(
-        "</section>", '<a href="new.html">new</a></section>')
+        "</section>", '<a href="new.html">new</a></section>'
+    )
     [third] = await api.crawl_sites(config, ["demo"], mode="incremental")
     assert third.ok
     assert (third.added, third.changed, third.removed) == (1, 2, 1)  # index.html changed too
@@ -162,13 +176,17 @@ async def test_pages_are_not_pruned_when_the_recrawl_saw_errors(
     assert first.ok
     # p4 now fails with 503, so p5 (linked from p4 only) is not reached: not proof it is gone.
     docs.fail_first["/docs/p4.html"] = 5
-    docs.pages["/docs/index.html"] = docs.pages["/docs/index.html"].replace('href="p5.html"', 'href="p4.html"')
+    docs.pages["/docs/index.html"] = docs.pages["/docs/index.html"].replace(
+        'href="p5.html"', 'href="p4.html"'
+    )
     [again] = await api.crawl_sites(config, ["demo"], mode="incremental")
     assert again.removed == 0
     assert {"p4.md", "p5.md"} <= output_files(config)
 
 
-async def test_max_pages_bounds_the_crawl_and_blocks_pruning(tmp_path: Path, site: tuple[DocSite, str]) -> None:
+async def test_max_pages_bounds_the_crawl_and_blocks_pruning(
+    tmp_path: Path, site: tuple[DocSite, str]
+) -> None:
     docs, base = site
     config = make_config(tmp_path, base, max_pages=5)
     [summary] = await api.crawl_sites(config, ["demo"])
@@ -195,7 +213,8 @@ async def test_redirects_are_followed_and_count_once(tmp_path: Path, site: tuple
     docs, base = site
     docs.redirects["/docs/old.html"] = "/docs/p1.html"
     docs.pages["/docs/index.html"] = docs.pages["/docs/index.html"].replace(
-        "</section>", '<a href="old.html">old</a></section>')
+        "</section>", '<a href="old.html">old</a></section>'
+    )
     config = make_config(tmp_path, base)
     [summary] = await api.crawl_sites(config, ["demo"])
     assert summary.ok
@@ -210,8 +229,10 @@ async def test_images_are_downloaded_only_when_asked_and_within_their_limits(
     docs.files["/docs/logo.png"] = (b"\x89PNG\r\n\x1a\n" + b"0" * 100, "image/png")
     docs.files["/docs/huge.png"] = (b"\x89PNG\r\n\x1a\n" + b"0" * 5000, "image/png")
     docs.pages["/docs/p1.html"] = docs.pages["/docs/p1.html"].replace(
-        "</section>", '<img src="logo.png" alt="Logo"><img src="huge.png" alt="Big">'
-        '<img src="http://blocked.example/x.png" alt="Ext"></section>')
+        "</section>",
+        '<img src="logo.png" alt="Logo"><img src="huge.png" alt="Big">'
+        '<img src="http://blocked.example/x.png" alt="Ext"></section>',
+    )
     config = make_config(tmp_path, base)
     [summary] = await api.crawl_sites(config, ["demo"])
     assert summary.ok
@@ -219,8 +240,13 @@ async def test_images_are_downloaded_only_when_asked_and_within_their_limits(
     text = (Path(config.output_base_dir) / "demo" / "p1.md").read_text(encoding="utf-8")
     assert f"({base}/docs/logo.png)" in text
 
-    config = make_config(tmp_path / "img", base, skip_images=False, max_image_size_bytes=1000,
-                         disallowed_image_domains=["*.example"])
+    config = make_config(
+        tmp_path / "img",
+        base,
+        skip_images=False,
+        max_image_size_bytes=1000,
+        disallowed_image_domains=["*.example"],
+    )
     [summary] = await api.crawl_sites(config, ["demo"])
     assert summary.ok
     images = list((Path(config.output_base_dir) / "demo" / "images").iterdir())

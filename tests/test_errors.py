@@ -18,15 +18,18 @@ from doc_scraper.errors import (
 )
 
 
-@pytest.mark.parametrize("exc", [
-    ConfigError("expected an integer", key="sites.a.max_depth", line=3),
-    HTTPStatusError("https://x/a", 503, retry_after=2.0),
-    FetchTimeout("https://x/a", "read timed out"),
-    BlockedError("https://x/a", "robots.txt", reason="robots"),
-    ExtractError("https://x/a", "not HTML"),
-    EmptyShellError("https://x/a", "needs JavaScript"),
-    StateError("/tmp/s", "in use"),
-])
+@pytest.mark.parametrize(
+    "exc",
+    [
+        ConfigError("expected an integer", key="sites.a.max_depth", line=3),
+        HTTPStatusError("https://x/a", 503, retry_after=2.0),
+        FetchTimeout("https://x/a", "read timed out"),
+        BlockedError("https://x/a", "robots.txt", reason="robots"),
+        ExtractError("https://x/a", "not HTML"),
+        EmptyShellError("https://x/a", "needs JavaScript"),
+        StateError("/tmp/s", "in use"),
+    ],
+)
 def test_errors_round_trip_through_pickle(exc: DocScraperError) -> None:
     back = pickle.loads(pickle.dumps(exc))
     assert type(back) is type(exc)

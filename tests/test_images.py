@@ -7,15 +7,20 @@ import pytest
 from doc_scraper.write.images import image_allowed, image_filename
 
 
-@pytest.mark.parametrize(("url", "allowed", "disallowed", "ok"), [
-    ("https://docs.example.com/a.png", (), (), True),
-    ("https://cdn.example.com/a.png", ("*.example.com",), (), True),
-    ("https://example.com/a.png", ("*.example.com",), (), True),
-    ("https://evil.com/a.png", ("*.example.com",), (), False),
-    ("https://ads.example.com/a.png", (), ("ads.example.com",), False),
-    ("data:image/png;base64,AAAA", (), (), False),
-])
-def test_image_domain_filters(url: str, allowed: tuple[str, ...], disallowed: tuple[str, ...], ok: bool) -> None:
+@pytest.mark.parametrize(
+    ("url", "allowed", "disallowed", "ok"),
+    [
+        ("https://docs.example.com/a.png", (), (), True),
+        ("https://cdn.example.com/a.png", ("*.example.com",), (), True),
+        ("https://example.com/a.png", ("*.example.com",), (), True),
+        ("https://evil.com/a.png", ("*.example.com",), (), False),
+        ("https://ads.example.com/a.png", (), ("ads.example.com",), False),
+        ("data:image/png;base64,AAAA", (), (), False),
+    ],
+)
+def test_image_domain_filters(
+    url: str, allowed: tuple[str, ...], disallowed: tuple[str, ...], ok: bool
+) -> None:
     assert image_allowed(url, allowed, disallowed) is ok
 
 

@@ -8,8 +8,7 @@ import os
 import signal
 import sys
 from collections import Counter
-from collections.abc import AsyncIterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import yaml
@@ -17,6 +16,10 @@ import yaml
 from doc_scraper import api
 from doc_scraper.config.load import load_config
 from tests.docsite import DocSite, start
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -42,21 +45,38 @@ def write_config(work: Path, base: str) -> Path:
         "num_workers": WORKERS,
         "max_requests_per_host": WORKERS,
         "http_client_settings": {"allow_private_networks": True},
-        "sites": {"demo": {"start_urls": [f"{base}/docs/index.html"], "allowed_domain": "127.0.0.1",
-                           "allowed_path_prefix": "/docs/"}},
+        "sites": {
+            "demo": {
+                "start_urls": [f"{base}/docs/index.html"],
+                "allowed_domain": "127.0.0.1",
+                "allowed_path_prefix": "/docs/",
+            }
+        },
     }
     path = work / "config.yaml"
     path.write_text(yaml.safe_dump(cfg), encoding="utf-8")
     return path
 
 
-async def run_crawl(config: Path, *extra: str, kill_on: str | None = None, kill_after: int = 1,
-                    sig: int = signal.SIGKILL) -> tuple[int, str]:
+async def run_crawl(
+    config: Path, *extra: str, kill_on: str | None = None, kill_after: int = 1, sig: int = signal.SIGKILL
+) -> tuple[int, str]:
     """Run ``doc-scraper crawl``; optionally send ``sig`` after ``kill_after`` log lines with ``kill_on``."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "doc_scraper", "crawl", "-config", str(config), "-site", "demo",
-        "-loglevel", "debug", "-no-progress", *extra,
-        stderr=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.DEVNULL,
+        sys.executable,
+        "-m",
+        "doc_scraper",
+        "crawl",
+        "-config",
+        str(config),
+        "-site",
+        "demo",
+        "-loglevel",
+        "debug",
+        "-no-progress",
+        *extra,
+        stderr=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.DEVNULL,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     assert proc.stderr is not None
@@ -91,11 +111,14 @@ def normalise(pages: list[tuple[str, str]], base: str) -> list[tuple[str, str]]:
     return [(url.replace(base, "BASE"), h) for url, h in pages]
 
 
-@pytest.mark.parametrize(("kill_on", "kill_after"), [
-    ("page.written", 3),            # early
-    ("page.written", N_PAGES // 2),  # middle
-    ("crawl.finalizing", 1),        # during finalisation
-])
+@pytest.mark.parametrize(
+    ("kill_on", "kill_after"),
+    [
+        ("page.written", 3),  # early
+        ("page.written", N_PAGES // 2),  # middle
+        ("crawl.finalizing", 1),  # during finalisation
+    ],
+)
 async def test_a_crawl_killed_with_sigkill_resumes_to_the_same_result(
     tmp_path: Path, served: tuple[DocSite, str], kill_on: str, kill_after: int
 ) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import given, settings
@@ -20,6 +20,9 @@ from doc_scraper.write.files import (
 )
 from doc_scraper.write.jsonl import JsonlAppender, finalize_jsonl, iter_pages, read_meta
 from doc_scraper.write.llms_txt import write_llms_files
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def record(url: str, path: str, title: str = "T", content: str = "# T\n\nbody\n") -> PageRecord:

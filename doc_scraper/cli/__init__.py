@@ -10,11 +10,14 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
-from types import ModuleType
+from typing import TYPE_CHECKING
 
 from doc_scraper import __version__
 from doc_scraper.errors import ConfigError, DocScraperError, UsageError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from types import ModuleType
 
 # command name -> module under doc_scraper.cli
 COMMANDS: dict[str, str] = {

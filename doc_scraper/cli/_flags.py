@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def add_flag(parser: argparse.ArgumentParser | Any, name: str, **kwargs: Any) -> None:
@@ -13,7 +15,9 @@ def add_flag(parser: argparse.ArgumentParser | Any, name: str, **kwargs: Any) ->
 
 
 def add_config_flag(parser: argparse.ArgumentParser) -> None:
-    add_flag(parser, "config", default="config.yaml", metavar="FILE", help="config file (default: config.yaml)")
+    add_flag(
+        parser, "config", default="config.yaml", metavar="FILE", help="config file (default: config.yaml)"
+    )
 
 
 def add_site_selection(parser: argparse.ArgumentParser) -> None:
@@ -23,6 +27,11 @@ def add_site_selection(parser: argparse.ArgumentParser) -> None:
 
 
 def add_log_flags(parser: argparse.ArgumentParser) -> None:
-    add_flag(parser, "loglevel", default="info", choices=["debug", "info", "warn", "warning", "error"],
-             help="log level (default: info)")
+    add_flag(
+        parser,
+        "loglevel",
+        default="info",
+        choices=["debug", "info", "warn", "warning", "error"],
+        help="log level (default: info)",
+    )
     add_flag(parser, "json", action="store_true", dest="json_logs", help="JSON log lines on stderr")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import logging
 import signal
@@ -17,6 +16,8 @@ from doc_scraper.errors import ConfigError, UsageError
 from doc_scraper.log import setup_logging
 
 if TYPE_CHECKING:
+    import argparse
+
     from doc_scraper.config.schema import Config
     from doc_scraper.models import CrawlProgress, CrawlSummary
 
@@ -30,9 +31,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_config_flag(parser)
     add_site_selection(parser)
     add_flag(parser, "resume", action="store_true", help="continue an interrupted crawl from its state")
-    add_flag(parser, "incremental", action="store_true",
-             help="re-crawl with conditional requests; unchanged pages cost a 304 (implies -resume)")
-    add_flag(parser, "full", action="store_true", help="force a fresh full crawl (ignores enable_incremental)")
+    add_flag(
+        parser,
+        "incremental",
+        action="store_true",
+        help="re-crawl with conditional requests; unchanged pages cost a 304 (implies -resume)",
+    )
+    add_flag(
+        parser, "full", action="store_true", help="force a fresh full crawl (ignores enable_incremental)"
+    )
     add_flag(parser, "no-progress", action="store_true", help="no live progress line on a terminal")
     add_log_flags(parser)
 
@@ -84,8 +91,10 @@ class ProgressLine:
         parts = []
         for key, p in sorted(self.latest.items()):
             rate = p.pages_done / p.elapsed_s if p.elapsed_s > 0 else 0.0
-            parts.append(f"{key}: {p.pages_done} done, {p.pages_queued} queued, {p.pages_failed} failed, "
-                         f"{rate:.1f} pages/s")
+            parts.append(
+                f"{key}: {p.pages_done} done, {p.pages_queued} queued, {p.pages_failed} failed, "
+                f"{rate:.1f} pages/s"
+            )
         sys.stderr.write("\r\x1b[2K" + " | ".join(parts))
         sys.stderr.flush()
 
@@ -98,13 +107,17 @@ class ProgressLine:
 def print_summary(summaries: list[CrawlSummary], seconds: float) -> None:
     out = sys.stderr
     out.write(f"\nCrawl finished in {seconds:.1f}s\n")
-    header = f"{'site':<24} {'status':<11} {'pages':>6} {'added':>6} {'changed':>7} {'unchgd':>6} " \
-             f"{'removed':>7} {'errors':>6} {'retries':>7} {'js':>4} {'time':>7}"
+    header = (
+        f"{'site':<24} {'status':<11} {'pages':>6} {'added':>6} {'changed':>7} {'unchgd':>6} "
+        f"{'removed':>7} {'errors':>6} {'retries':>7} {'js':>4} {'time':>7}"
+    )
     out.write(header + "\n" + "-" * len(header) + "\n")
     for s in summaries:
         status = "ok" if s.ok else ("interrupted" if s.interrupted else "FAILED")
-        out.write(f"{s.site_key:<24} {status:<11} {s.pages:>6} {s.added:>6} {s.changed:>7} {s.unchanged:>6} "
-                  f"{s.removed:>7} {s.failed:>6} {s.retries:>7} {s.needs_javascript:>4} {s.duration_s:>6.1f}s\n")
+        out.write(
+            f"{s.site_key:<24} {status:<11} {s.pages:>6} {s.added:>6} {s.changed:>7} {s.unchanged:>6} "
+            f"{s.removed:>7} {s.failed:>6} {s.retries:>7} {s.needs_javascript:>4} {s.duration_s:>6.1f}s\n"
+        )
         skipped = ", ".join(f"{k}={v}" for k, v in s.skipped.items() if v)
         if skipped:
             out.write(f"  skipped: {skipped}\n")
@@ -132,7 +145,9 @@ async def crawl_with_signals(
         nonlocal signals
         signals += 1
         if signals == 1:
-            logger.warning("crawl.stopping", extra={"hint": "finishing in-flight pages; signal again to abort"})
+            logger.warning(
+                "crawl.stopping", extra={"hint": "finishing in-flight pages; signal again to abort"}
+            )
             stop.set()
             loop.call_later(config.shutdown_grace, task.cancel)
         else:

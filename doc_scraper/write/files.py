@@ -7,13 +7,15 @@ import os
 import posixpath
 import re
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from doc_scraper.models import PageRecord
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from doc_scraper.models import PageRecord
 
 # A Markdown inline link or image target: ](url) or ](url "title").
 _LINK_TARGET = re.compile(r"\]\((?P<url>https?://[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)")

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
-from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from doc_scraper.models import PageRecord
 from doc_scraper.write.files import atomic_write_bytes
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
+
+    from doc_scraper.models import PageRecord
 
 PART_SUFFIX = ".part"
 
@@ -151,5 +154,12 @@ def read_meta(path: Path) -> dict[str, Any] | None:
     return None
 
 
-__all__ = ["PART_SUFFIX", "JsonlAppender", "atomic_write_bytes", "finalize_jsonl", "iter_pages", "page_json",
-           "read_meta"]
+__all__ = [
+    "PART_SUFFIX",
+    "JsonlAppender",
+    "atomic_write_bytes",
+    "finalize_jsonl",
+    "iter_pages",
+    "page_json",
+    "read_meta",
+]

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from doc_scraper.write.jsonl import iter_pages
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _escape_title(title: str) -> str:
