@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import logging
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NotRequired, ParamSpec, TypeVar
 
 from mcp.server import MCPServer
@@ -152,6 +153,8 @@ class ServerInfo(TypedDict):
     name: str
     version: str
     config_path: str
+    state_dir: str  # absolute: relative paths in the config resolve against the server's start directory
+    output_base_dir: str
 
 
 class JobBrief(TypedDict):
@@ -383,11 +386,22 @@ def build_server(
     jobs = jobs or JobManager.from_config(config, crawl=crawl)
     corpus = corpus or Corpus.from_config(config)
     tools = _make_tools(config, jobs, corpus)
+    relative = {
+        key: str(Path(getattr(config, key)).absolute())
+        for key in ("state_dir", "output_base_dir")
+        if not Path(getattr(config, key)).is_absolute()
+    }
 
     @asynccontextmanager
     async def lifespan(_server: MCPServer[None]) -> AsyncIterator[None]:
         await jobs.open()
         logger.info("mcp.started", extra={"config_path": config.path, "sites": len(config.sites)})
+        if relative:
+            # Agents start servers from a directory of their choosing: say where the data is looked for.
+            logger.warning(
+                "mcp.relative_paths",
+                extra={**relative, "hint": "use absolute paths in the config given to coding agents"},
+            )
         try:
             yield None
         finally:
@@ -406,6 +420,8 @@ def build_server(
 
 def _make_tools(config: Config, jobs: JobManager, corpus: Corpus) -> list[Tool]:
     site_keys = sorted(config.sites)
+    state_dir = str(Path(config.state_dir).absolute())
+    output_base_dir = str(Path(config.output_base_dir).absolute())
 
     def running_status(sites: list[SiteInfo]) -> list[SiteInfo]:
         for info in sites:
@@ -423,7 +439,13 @@ def _make_tools(config: Config, jobs: JobManager, corpus: Corpus) -> list[Tool]:
             actions.append(f"crawl_site(site_key={uncrawled[0]!r}) - not crawled yet: {', '.join(uncrawled)}")
         actions.append("get_freshness(site_key=...) before relying on an old crawl")
         return {
-            "server": {"name": SERVER_NAME, "version": __version__, "config_path": config.path},
+            "server": {
+                "name": SERVER_NAME,
+                "version": __version__,
+                "config_path": config.path,
+                "state_dir": state_dir,
+                "output_base_dir": output_base_dir,
+            },
             "sites": sites,
             "recent_jobs": [_job_brief(j) for j in recent],
             "total_sites": len(sites),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 import textwrap
 from typing import TYPE_CHECKING
@@ -36,19 +35,6 @@ sites:
     allowed_domain: b.example.com
     max_depth: two
 """
-
-
-@pytest.fixture(autouse=True)
-def only_importable_commands(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Other commands are written in parallel; build the parser from the ones that exist."""
-    available = {}
-    for name, module in cli.COMMANDS.items():
-        try:
-            importlib.import_module(f"doc_scraper.cli.{module}")
-        except ImportError:
-            continue
-        available[name] = module
-    monkeypatch.setattr(cli, "COMMANDS", available)
 
 
 def write(tmp_path: Path, text: str) -> str:

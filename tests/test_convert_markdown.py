@@ -366,3 +366,16 @@ def test_rustdoc_item_headers_are_definitions() -> None:
 
 def test_headings_inside_lists_or_tables_get_no_marker() -> None:
     assert _marks("<ul><li><h3>In a list</h3></li></ul><h2>Top</h2>") == [("top", "heading", 2, "Top")]
+
+
+def test_markdownify_is_used_when_markdownify_rs_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from doc_scraper.convert import markdown
+
+    monkeypatch.setitem(sys.modules, "markdownify_rs", None)
+    markdown._converter.cache_clear()
+    try:
+        assert html_to_markdown("<h2>T</h2><p>snake_case</p>") == "## T\n\nsnake_case"
+    finally:
+        markdown._converter.cache_clear()

@@ -107,10 +107,13 @@ async def test_the_server_lists_eleven_typed_annotated_tools(server: DocScraperM
         }
 
 
-async def test_describe_server_shows_sites_jobs_and_next_steps(server: DocScraperMCPServer) -> None:
+async def test_describe_server_shows_sites_jobs_and_next_steps(
+    tmp_path: Path, server: DocScraperMCPServer
+) -> None:
     async with Client(server) as client:
         desc = await call(client, "describe_server")
         assert desc["server"]["name"] == "doc-scraper"
+        assert desc["server"]["state_dir"] == str(tmp_path / "state")
         assert desc["total_sites"] == 2
         docs = next(s for s in desc["sites"] if s["key"] == "docs")
         assert docs["pages"] == 4

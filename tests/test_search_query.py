@@ -29,6 +29,12 @@ def test_plain_words_are_ored_without_stopwords() -> None:
     assert parsed.match == '"run" OR "several" OR "coroutines" OR "time"'
 
 
+def test_a_stopword_naming_a_language_construct_is_kept() -> None:
+    assert parse_query("how the with statement works").terms == ("with", "statement", "works")
+    assert parse_query("lambdas in a for loop").terms == ("lambdas", "for", "loop")
+    assert parse_query("what is it for").terms == ("what", "is", "it", "for")  # only stopwords: all kept
+
+
 def test_fts5_syntax_passes_through() -> None:
     for query in ('"event loop" asyncio', "asyncio OR trio", "corout*", "NEAR(task group, 3)", "a NOT b"):
         parsed = parse_query(query)

@@ -138,6 +138,23 @@ def test_plain_questions_match_any_term_and_rank_by_coverage(reader: IndexReader
     assert results[0].anchor == "running-tasks-concurrently"
 
 
+async def test_release_notes_rank_below_a_reference_page_with_the_same_text(tmp_path: Path) -> None:
+    text = "## Frobnication\n\nThe frobnicate helper frobnicates widgets in place."
+    pages = {
+        "http://d/whatsnew/3.12.html": ("Docs", [Section("frob", ("Docs", "Frobnication"), 2, text)]),
+        "http://d/library/widgets.html": ("Docs", [Section("frob", ("Docs", "Frobnication"), 2, text)]),
+    }
+    writer = IndexWriter.open(tmp_path / "index.db")
+    await _write_all(writer, pages)
+    await writer.close()
+    reader = IndexReader.open(tmp_path / "index.db")
+    assert [r.url for r in reader.search("frobnicate helper")] == [
+        "http://d/library/widgets.html",
+        "http://d/whatsnew/3.12.html",
+    ]
+    reader.close()
+
+
 def test_snippets_mark_matches_in_brackets(reader: IndexReader) -> None:
     result = reader.search("atomically replacing")[0]
     assert result.anchor == "os.replace"

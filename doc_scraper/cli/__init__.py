@@ -19,17 +19,19 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from types import ModuleType
 
-# command name -> module under doc_scraper.cli
-COMMANDS: dict[str, str] = {
-    "crawl": "crawl",
-    "watch": "watch",
-    "add": "add",
-    "search": "search",
-    "extract": "extract",
-    "config": "config",
-    "run": "run",
-    "mcp-server": "mcp_server",
-    "version": "version",
+# command name -> (module under doc_scraper.cli, one-line help). The help lives here
+# so `doc-scraper -h` and the parser for one command import only that command's module
+# (search must start fast; mcp-server and add pull in heavy libraries).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "crawl": ("crawl", "crawl sites from the config into Markdown, JSONL, llms.txt and the search index"),
+    "watch": ("watch", "re-crawl sites incrementally on a schedule (e.g. -all-sites -interval 24h)"),
+    "add": ("add", "probe a docs site and add it to the config (framework, scope, selector, preview)"),
+    "search": ("search", "search crawled docs offline (ranked sections; FTS5 syntax: \"phrase\", OR, prefix*)"),
+    "extract": ("extract", "convert one saved HTML page to Markdown (framework detection included)"),
+    "config": ("config", "validate the config file or list its sites (config validate | config list)"),
+    "run": ("run", "run one JSON task from stdin, e.g. {\"command\": \"crawl\", \"site\": \"my_docs\"}"),
+    "mcp-server": ("mcp_server", "serve the crawled docs over MCP on stdio (11 tools for agents)"),
+    "version": ("version", "print the doc-scraper version"),
 }
 
 EXIT_OK = 0
@@ -46,24 +48,23 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _load(name: str) -> ModuleType:
-    return importlib.import_module(f"doc_scraper.cli.{COMMANDS[name]}")
+    return importlib.import_module(f"doc_scraper.cli.{COMMANDS[name][0]}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser; only ``command``'s module is imported (all of them when None)."""
     parser = _Parser(
         prog="doc-scraper",
         description="Crawl documentation sites into clean, searchable Markdown for coding agents.",
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMANDS:
-        try:
+    for name, (_module, help_text) in COMMANDS.items():
+        cmd = sub.add_parser(name, help=help_text, description=help_text)
+        if command is None or name == command:
             module = _load(name)
-        except ModuleNotFoundError:  # a command still being written; never in a release
-            continue
-        cmd = sub.add_parser(name, help=module.HELP, description=module.HELP)
-        module.add_arguments(cmd)
-        cmd.set_defaults(_module=module)
+            module.add_arguments(cmd)
+            cmd.set_defaults(_module=module)
     return parser
 
 
@@ -73,7 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args_list = ["version"]
     debug = "--debug" in args_list
     try:
-        parser = build_parser()
+        chosen = next((a for a in args_list if not a.startswith("-")), None)
+        parser = build_parser(chosen if chosen in COMMANDS else None)
         if not args_list:
             parser.print_help(sys.stderr)
             return EXIT_ERROR

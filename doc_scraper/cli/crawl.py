@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from doc_scraper import api
 from doc_scraper.cli._flags import add_config_flag, add_flag, add_log_flags, add_site_selection
 from doc_scraper.config.load import load_config
-from doc_scraper.errors import ConfigError, UsageError
+from doc_scraper.errors import ConfigError, DocScraperError
 from doc_scraper.log import setup_logging
 
 if TYPE_CHECKING:
@@ -53,7 +53,8 @@ def select_sites(config: Config, args: argparse.Namespace) -> list[str]:
     elif args.site:
         keys = [args.site]
     else:
-        raise UsageError("one of -site KEY, -sites A,B or -all-sites is required")
+        # Exit 1 like the original (flag-parse errors exit 2): scripts rely on it.
+        raise DocScraperError("one of -site KEY, -sites A,B or -all-sites is required")
     unknown = [k for k in keys if k not in config.sites]
     if unknown:
         raise ConfigError(
@@ -65,7 +66,7 @@ def select_sites(config: Config, args: argparse.Namespace) -> list[str]:
 
 def crawl_mode(config: Config, args: argparse.Namespace, keys: list[str]) -> str:
     if args.incremental and args.full:
-        raise UsageError("-incremental and -full cannot be used together")
+        raise DocScraperError("-incremental and -full cannot be used together; choose one")
     if args.full:
         return "full"
     if args.incremental or any(config.sites[k].enable_incremental for k in keys):

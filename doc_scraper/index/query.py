@@ -17,6 +17,7 @@ same rules, so a query identifier and a stored one always normalise alike.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -32,8 +33,21 @@ _STOPWORD_TEXT = """
     makes my
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-_CONSTRUCT_WORDS = frozenset({"statement", "statements", "loop", "loops", "clause", "clauses", "keyword",
-                              "block", "blocks", "expression", "operator"})
+_CONSTRUCT_WORDS = frozenset(
+    {
+        "statement",
+        "statements",
+        "loop",
+        "loops",
+        "clause",
+        "clauses",
+        "keyword",
+        "block",
+        "blocks",
+        "expression",
+        "operator",
+    }
+)
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 # An identifier-like token: dotted names, names with underscores, camelCase, ALLCAPS.
@@ -140,7 +154,7 @@ def parse_query(query: str) -> ParsedQuery:
                 identifiers.extend(identifier_keys(found, suffixes=False))
     words = [w.lower() for w in _WORD_RE.findall(text)]
     # A stopword that names a language construct ("with statement", "for loop") is a keyword here.
-    keep = {w for w, nxt in zip(words, words[1:], strict=False) if nxt in _CONSTRUCT_WORDS}
+    keep = {w for w, nxt in itertools.pairwise(words) if nxt in _CONSTRUCT_WORDS}
     terms = [w for w in dict.fromkeys(words) if (w not in STOPWORDS or w in keep) and w.strip("_")]
     if not terms:  # a query made only of stopwords still searches them
         terms = [w for w in dict.fromkeys(words) if w.strip("_")]

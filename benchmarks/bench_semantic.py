@@ -1,0 +1,314 @@
+"""Dense and hybrid search on python-3.11: embedding time, quality, cutoff, latency, size.
+
+Start from an index built by bench_search.py (lexical only), copy it, embed it:
+
+    .venv/bin/python benchmarks/bench_search.py build --state /tmp/bench-search
+    PY=/path/to/python-with-the-semantic-extra
+    $PY benchmarks/bench_semantic.py embed --src /tmp/bench-search --state /tmp/bench-sem --runtime torch-int8
+    $PY benchmarks/bench_semantic.py eval --state /tmp/bench-sem --mode hybrid      # in-process metrics
+    $PY benchmarks/bench_semantic.py offtopic --state /tmp/bench-sem                # cutoff check
+    $PY benchmarks/bench_semantic.py latency --state /tmp/bench-sem --mode hybrid
+    # the shared harness, one process per query:
+    python3 /work/shared/tools/search_eval.py /work/shared/eval/search-python.jsonl \\
+        --cmd "$PY benchmarks/bench_semantic.py query --state /tmp/bench-sem --mode hybrid \\
+               -limit {limit} {query}" \\
+        --strip-prefix /python-3.11/
+
+Times are wall clock and CPU seconds of the whole process (all threads): the
+machine is shared, CPU seconds are the steadier figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import apsw  # noqa: E402
+
+from doc_scraper.index import embed, hybrid, vectors  # noqa: E402
+from doc_scraper.index.db import open_connection  # noqa: E402
+
+EVAL = Path("/work/shared/eval/search-python.jsonl")
+BASE_URL = "http://127.0.0.1:8000/python-3.11/"
+
+# Questions the python-3.11 docs do not answer: the cutoff must return nothing for them.
+OFF_TOPIC = (
+    "how long should I boil an egg for a soft yolk",
+    "best recipe for sourdough bread starter",
+    "how to make a creamy carbonara without cream",
+    "what temperature to roast a whole chicken",
+    "how many minutes to cook basmati rice",
+    "vegan substitute for eggs in pancakes",
+    "who won the football world cup in 2014",
+    "offside rule in football explained",
+    "how many players are on a soccer team",
+    "premier league top scorers this season",
+    "best formation for a football team 4-3-3",
+    "how to train a puppy to stop biting",
+    "symptoms of the common cold in children",
+    "cheap flights from london to barcelona",
+    "how to grow tomatoes on a balcony",
+    "what is the capital of australia",
+    "how to knit a scarf for beginners",
+    "best hiking trails in the alps",
+    "how to change a flat tyre on a bicycle",
+    "guitar chords for a beginner song",
+    "how to remove a red wine stain from carpet",
+    "what wine goes well with salmon",
+    "marathon training plan for beginners",
+    "how to paint a bedroom wall",
+    "tips for a job interview in marketing",
+)
+
+
+def _load_config_yaml(state: Path) -> None:
+    src_cfg = state / "config.yaml"
+    if src_cfg.exists():
+        text = src_cfg.read_text(encoding="utf-8")
+        lines = [ln for ln in text.splitlines() if not ln.startswith(("state_dir:", "output_base_dir:"))]
+        header = f"state_dir: {state}\noutput_base_dir: {state / 'out'}\n"
+        src_cfg.write_text(header + "\n".join(lines) + "\n", encoding="utf-8")
+
+
+def cmd_embed(args: argparse.Namespace) -> None:
+    state: Path = args.state
+    db = state / "index.db"
+    if args.src:
+        state.mkdir(parents=True, exist_ok=True)
+        src_db = args.src / "index.db"
+        conn = apsw.Connection(str(src_db))
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(str(db) + suffix).unlink(missing_ok=True)
+        shutil.copyfile(src_db, db)
+        shutil.copyfile(args.src / "config.yaml", state / "config.yaml")
+        _load_config_yaml(state)
+    size0 = db.stat().st_size
+    w0, c0 = time.perf_counter(), time.process_time()
+    embedder = embed.load_embedder(args.model, args.runtime)
+    load_wall = time.perf_counter() - w0
+    stats = embed.embed_pending_sync(db, embedder)
+    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    conn = open_connection(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    done, total = vectors.coverage(conn)
+    conn.close()
+    print(
+        json.dumps(
+            {
+                "runtime": args.runtime,
+                "model": stats.model_id,
+                "embedded": stats.embedded,
+                "reused": stats.reused,
+                "live_sections_with_vectors": f"{done}/{total}",
+                "model_load_s": round(load_wall, 1),
+                "wall_s": round(wall, 1),
+                "cpu_s": round(cpu, 1),
+                "sections_per_s": round(stats.embedded / max(stats.seconds, 1e-9), 1),
+                "db_mb_before": round(size0 / 1e6, 1),
+                "db_mb_after": round(db.stat().st_size / 1e6, 1),
+                "load_avg_1m": round(os.getloadavg()[0], 2),
+            }
+        )
+    )
+
+
+class _Searcher:
+    def __init__(self, state: Path, runtime: str | None) -> None:
+        self.db = state / "index.db"
+        self.conn = open_connection(self.db, readonly=True)
+        model = vectors.stored_model(self.conn)
+        self.embedder = embed.load_embedder(None, runtime or _runtime_of(model)) if model else None
+
+    def search(self, query: str, mode: str, limit: int, cutoff: float = hybrid.CUTOFF) -> list:  # type: ignore[type-arg]
+        return hybrid.search(
+            self.conn,
+            query,
+            embedder=self.embedder,
+            mode=mode,
+            db_key=str(self.db),
+            limit=limit,
+            cutoff=cutoff,
+        )
+
+
+def _runtime_of(model_id: str | None) -> str:
+    return "torch-int8" if model_id and "/int8/" in model_id else "torch"
+
+
+def _rows() -> list[dict]:  # type: ignore[type-arg]
+    return [json.loads(line) for line in EVAL.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def cmd_eval(args: argparse.Namespace) -> None:
+    s = _Searcher(args.state, args.runtime)
+    if args.rrf_k:
+        hybrid.RRF_K = args.rrf_k
+    if args.w_dense is not None:
+        hybrid.W_DENSE = args.w_dense
+    mrr = r5 = sec1 = sec10 = ndcg = 0.0
+    n_sec = empty = 0
+    rows = _rows()
+    for q in rows:
+        results = s.search(q["query"], args.mode, 10, args.cutoff)
+        empty += not results
+        gold = {r["path"]: r for r in q["relevant"]}
+        keys = [r.url.removeprefix(BASE_URL) for r in results]
+        rank = next((i + 1 for i, k in enumerate(keys) if k in gold), None)
+        mrr += 1 / rank if rank else 0
+        r5 += 1 if rank and rank <= 5 else 0
+        seen: set[str] = set()
+        dcg = 0.0
+        for i, k in enumerate(keys[:10]):
+            if k in gold and k not in seen:
+                dcg += gold[k]["grade"] / math.log2(i + 2)
+            seen.add(k)
+        ideal = sorted((g["grade"] for g in q["relevant"]), reverse=True)
+        idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal[:10]))
+        ndcg += dcg / idcg if idcg else 0
+        if any(r.get("anchor") for r in q["relevant"]):
+            n_sec += 1
+            ok = {
+                (r["path"], a.lower())
+                for r in q["relevant"]
+                for a in (r.get("anchors_ok") or [r["anchor"]])
+                if a
+            }
+            pairs = [(k, res.anchor.lower()) for k, res in zip(keys, results, strict=False)]
+            sec10 += any(p in ok for p in pairs)
+            sec1 += bool(pairs) and pairs[0] in ok
+        if args.verbose and (not rank or rank > 1):
+            print(f"  rank={rank} {q['id']} {q['query']!r}: gold {list(gold)[:2]} got {keys[:3]}")
+    n = len(rows)
+    print(
+        json.dumps(
+            {
+                "mode": args.mode,
+                "n": n,
+                "mrr10": round(mrr / n, 3),
+                "r5": round(r5 / n, 3),
+                "ndcg10": round(ndcg / n, 3),
+                "sec1": round(sec1 / max(n_sec, 1), 3),
+                "sec10": round(sec10 / max(n_sec, 1), 3),
+                "empty": empty,
+                "rrf_k": hybrid.RRF_K,
+                "w_dense": hybrid.W_DENSE,
+                "cutoff": args.cutoff,
+            }
+        )
+    )
+
+
+def cmd_offtopic(args: argparse.Namespace) -> None:
+    s = _Searcher(args.state, args.runtime)
+    assert s.embedder is not None, "this index has no embeddings"
+    matrix = vectors.load_matrix(s.conn, str(s.db))
+
+    def best(q: str) -> float:
+        hits = matrix.search(s.embedder.embed([q])[0], 1)  # type: ignore[union-attr]
+        return hits[0][1] if hits else 0.0
+
+    on = sorted((best(q["query"]), q["query"]) for q in _rows())
+    off = sorted(((best(q), q) for q in OFF_TOPIC), reverse=True)
+    returned_off = [q for q in OFF_TOPIC if s.search(q, args.mode, 10, args.cutoff)]
+    empty_on = [q["query"] for q in _rows() if not s.search(q["query"], args.mode, 10, args.cutoff)]
+    print(
+        json.dumps(
+            {
+                "mode": args.mode,
+                "cutoff": args.cutoff,
+                "on_topic_lowest_best_cosine": [(round(c, 3), q) for c, q in on[:5]],
+                "off_topic_highest_best_cosine": [(round(c, 3), q) for c, q in off[:5]],
+                "off_topic_with_results": f"{len(returned_off)}/{len(OFF_TOPIC)}",
+                "off_topic_returned": returned_off,
+                "on_topic_empty": empty_on,
+            },
+            indent=1,
+        )
+    )
+
+
+def cmd_latency(args: argparse.Namespace) -> None:
+    s = _Searcher(args.state, args.runtime)
+    queries = [q["query"] for q in _rows()]
+    for q in queries:
+        s.search(q, args.mode, 10)
+    wall: list[float] = []
+    cpu: list[float] = []
+    for _ in range(args.rounds):
+        for q in queries:
+            w0, c0 = time.perf_counter(), time.process_time()
+            s.search(q, args.mode, 10)
+            cpu.append((time.process_time() - c0) * 1000)
+            wall.append((time.perf_counter() - w0) * 1000)
+
+    def pct(values: list[float], p: float) -> float:
+        values = sorted(values)
+        return round(values[min(len(values) - 1, int(len(values) * p))], 1)
+
+    print(
+        json.dumps(
+            {
+                "mode": args.mode,
+                "queries": len(wall),
+                "wall_p50_ms": pct(wall, 0.5),
+                "wall_p95_ms": pct(wall, 0.95),
+                "cpu_p50_ms": pct(cpu, 0.5),
+                "cpu_p95_ms": pct(cpu, 0.95),
+                "load_avg_1m": round(os.getloadavg()[0], 2),
+            }
+        )
+    )
+
+
+def cmd_query(args: argparse.Namespace) -> None:
+    s = _Searcher(args.state, args.runtime)
+    results = s.search(" ".join(args.words), args.mode, args.limit)
+    out = [
+        {"url": r.url, "anchor": r.anchor, "title": r.title, "score": r.score, "snippet": r.snippet}
+        for r in results
+    ]
+    print(json.dumps(out, ensure_ascii=False))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("command", choices=["embed", "eval", "offtopic", "latency", "query"])
+    ap.add_argument("--state", type=Path, default=Path("/tmp/bench-sem"))
+    ap.add_argument(
+        "--src", type=Path, help="copy index.db and config.yaml from this bench_search state first"
+    )
+    ap.add_argument("--runtime", choices=embed.RUNTIMES, default=None)
+    ap.add_argument("--model", default=None, help="model folder (default: found offline)")
+    ap.add_argument("--mode", choices=hybrid.MODES, default="hybrid")
+    ap.add_argument("--cutoff", type=float, default=hybrid.CUTOFF)
+    ap.add_argument("--rrf-k", type=int, default=0)
+    ap.add_argument("--w-dense", type=float, default=None)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("-limit", "--limit", type=int, default=10)
+    ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("words", nargs="*")
+    args = ap.parse_args()
+    if args.command == "embed" and args.runtime is None:
+        args.runtime = embed.DEFAULT_RUNTIME
+    {
+        "embed": cmd_embed,
+        "eval": cmd_eval,
+        "offtopic": cmd_offtopic,
+        "latency": cmd_latency,
+        "query": cmd_query,
+    }[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

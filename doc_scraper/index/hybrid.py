@@ -1,0 +1,212 @@
+"""Hybrid search: lexical (FTS5) and dense (embeddings) rankings fused, with a relevance cutoff.
+
+Stages, per query:
+
+1. embed the query; rank the live sections by cosine similarity (``vectors``);
+2. the relevance cutoff: when no section comes within ``CUTOFF`` cosine of
+   the query and no section defines an identifier it names, the docs do not
+   cover it and the answer is no results, not the least bad ones;
+3. rank the same sections lexically (``search.search``, every section, not
+   one per page);
+4. reciprocal rank fusion of the two section rankings, weighted;
+5. sections that define an identifier of the query exactly go first;
+6. one best section per page, snippets for the winners.
+
+``mode`` is ``lexical`` (FTS5 only, no cutoff), ``dense`` (stages 1, 2, 5, 6)
+or ``hybrid``. The weights and the cutoff were measured with
+``benchmarks/bench_semantic.py`` on search-python.jsonl and 25 off-topic queries.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from doc_scraper.index import search as _search
+from doc_scraper.index import snippets, vectors
+from doc_scraper.index.db import fetch_all
+from doc_scraper.index.query import parse_query
+
+if TYPE_CHECKING:
+    import apsw
+
+    from doc_scraper.index.embed import Embedder
+    from doc_scraper.index.query import ParsedQuery
+    from doc_scraper.index.search import SearchResult
+
+logger = logging.getLogger(__name__)
+
+MODES = ("lexical", "dense", "hybrid")
+RRF_K = 60  # reciprocal rank fusion constant
+W_LEXICAL = 1.0
+W_DENSE = 1.0
+DENSE_CANDIDATES = 100  # sections taken from each ranking into the fusion
+LEXICAL_CANDIDATES = 100
+CUTOFF = 0.30  # best cosine below this: the docs do not cover the query
+PIN_STRENGTH = 2  # section_idents strength of a definition
+MAX_PINNED = 3
+
+
+@dataclass(slots=True)
+class _Hit:
+    key: tuple[str, str, str]  # site_key, url, anchor
+    score: float = 0.0
+    cosine: float | None = None
+    lexical: SearchResult | None = None
+    section_id: int | None = None
+    pinned: bool = False
+
+
+def search(
+    conn: apsw.Connection,
+    query: str,
+    *,
+    embedder: Embedder | None,
+    mode: str = "hybrid",
+    db_key: str = "",
+    site_key: str | None = None,
+    limit: int = 10,
+    one_per_page: bool = True,
+    cutoff: float = CUTOFF,
+) -> list[SearchResult]:
+    """Run ``query`` in ``mode``; ``embedder`` must have made the stored vectors (None: lexical)."""
+    if mode == "lexical" or embedder is None:
+        return _search.search(conn, query, site_key=site_key, limit=limit, one_per_page=one_per_page)
+    limit = max(1, min(int(limit), _search.MAX_LIMIT))
+    parsed = parse_query(query)
+    text = parsed.text
+    if not text:
+        return []
+    # 1-2. dense ranking and the cutoff
+    qvec = embedder.embed([text])[0]
+    matrix = vectors.load_matrix(conn, db_key)
+    dense = matrix.search(qvec, DENSE_CANDIDATES, site_key=site_key)
+    pinned_ids = _defining_sections(conn, parsed, site_key)
+    best = dense[0][1] if dense else 0.0
+    if best < cutoff and not pinned_ids:
+        logger.debug("search.cutoff", extra={"query": text, "best_cosine": round(best, 3)})
+        return []
+    hits: dict[tuple[str, str, str], _Hit] = {}
+    meta = _section_meta(conn, [sid for sid, _ in dense] + list(pinned_ids))
+    for rank, (sid, cos) in enumerate(dense, 1):
+        if sid not in meta:
+            continue
+        key = meta[sid][0]
+        hit = hits.setdefault(key, _Hit(key, section_id=sid))
+        hit.cosine = cos
+        hit.score += W_DENSE / (RRF_K + rank)
+    # 3-4. lexical ranking, fused
+    if mode == "hybrid":
+        lexical = _search.search(conn, query, site_key=site_key, limit=LEXICAL_CANDIDATES, one_per_page=False)
+        for rank, res in enumerate(lexical, 1):
+            key = (res.site_key, res.url, res.anchor)
+            hit = hits.setdefault(key, _Hit(key))
+            hit.lexical = res
+            hit.score += W_LEXICAL / (RRF_K + rank)
+    # 5. exact identifier definitions first
+    for sid in pinned_ids:
+        if sid in meta:
+            key = meta[sid][0]
+            hit = hits.setdefault(key, _Hit(key, section_id=sid))
+            hit.pinned = True
+    ranked = sorted(hits.values(), key=lambda h: (not h.pinned, -h.score))
+    # 6. one best section per page
+    chosen: list[_Hit] = []
+    pages: set[tuple[str, str]] = set()
+    for hit in ranked:
+        page = hit.key[:2]
+        if one_per_page and page in pages:
+            continue
+        pages.add(page)
+        chosen.append(hit)
+        if len(chosen) >= limit:
+            break
+    return _results(conn, parsed, chosen, meta)
+
+
+def _defining_sections(conn: apsw.Connection, parsed: ParsedQuery, site_key: str | None) -> list[int]:
+    """Live sections that define an identifier named in the query (anchor or own heading)."""
+    if not parsed.identifiers:
+        return []
+    marks = ", ".join("?" for _ in parsed.identifiers)
+    where = " AND p.site_key = ?" if site_key else ""
+    params: tuple[Any, ...] = (*parsed.identifiers, site_key) if site_key else tuple(parsed.identifiers)
+    rows = fetch_all(
+        conn,
+        "SELECT s.id FROM section_idents i JOIN sections s ON s.id = i.section_id"
+        " JOIN pages p ON p.id = s.page_id"
+        " JOIN sites st ON st.site_key = p.site_key AND st.live_generation = p.generation"
+        f" WHERE i.ident IN ({marks}) AND i.strength >= {PIN_STRENGTH}{where}"
+        f" ORDER BY s.level, s.id LIMIT {MAX_PINNED}",
+        params,
+    )
+    return [int(r[0]) for r in rows]
+
+
+def _section_meta(
+    conn: apsw.Connection, ids: list[int]
+) -> dict[int, tuple[tuple[str, str, str], tuple[Any, ...]]]:
+    if not ids:
+        return {}
+    rows = fetch_all(
+        conn,
+        "SELECT s.id, p.site_key, p.url, s.anchor, p.title, s.heading_path, p.crawled_at, s.text"
+        " FROM sections s JOIN pages p ON p.id = s.page_id WHERE s.id IN (SELECT value FROM json_each(?))",
+        (json.dumps(ids),),
+    )
+    return {int(r[0]): ((str(r[1]), str(r[2]), str(r[3])), tuple(r)) for r in rows}
+
+
+def _results(
+    conn: apsw.Connection,
+    parsed: ParsedQuery,
+    chosen: list[_Hit],
+    meta: dict[int, tuple[tuple[str, str, str], tuple[Any, ...]]],
+) -> list[SearchResult]:
+    from doc_scraper.index.search import SearchResult
+
+    tok = snippets.tokenizer(conn)
+    stems = snippets.query_stems(tok, parsed.terms)
+    out: list[SearchResult] = []
+    for hit in chosen:
+        if hit.lexical is not None:
+            res = hit.lexical
+            out.append(
+                SearchResult(
+                    site_key=res.site_key,
+                    url=res.url,
+                    anchor=res.anchor,
+                    title=res.title,
+                    heading_path=res.heading_path,
+                    snippet=res.snippet,
+                    score=round(hit.score, 4),
+                    crawled_at=res.crawled_at,
+                )
+            )
+            continue
+        assert hit.section_id is not None
+        _, row = meta[hit.section_id]
+        _sid, site, url, anchor, title, heading_path, crawled_at, text = row
+        out.append(
+            SearchResult(
+                site_key=str(site),
+                url=str(url),
+                anchor=str(anchor),
+                title=str(title),
+                heading_path=_path(str(heading_path)),
+                snippet=snippets.make_snippet(tok, str(text), stems),
+                score=round(hit.score, 4),
+                crawled_at=str(crawled_at),
+            )
+        )
+    return out
+
+
+def _path(heading_json: str) -> tuple[str, ...]:
+    try:
+        value = json.loads(heading_json)
+    except ValueError:
+        return ()
+    return tuple(str(v) for v in value) if isinstance(value, list) else ()
