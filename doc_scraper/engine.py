@@ -60,12 +60,13 @@ from doc_scraper.models import (
     CrawlProgress,
     CrawlSummary,
     ExtractOptions,
+    FetchResult,
     PageOutcome,
     PageRecord,
     ParsedPage,
 )
 from doc_scraper.stats import Stats
-from doc_scraper.urls import normalize_url, origin
+from doc_scraper.urls import host_key, normalize_url, origin
 from doc_scraper.worker import parse_page
 from doc_scraper.write.files import atomic_write_bytes, relativize_links, write_page
 from doc_scraper.write.images import image_allowed, image_filename
@@ -148,9 +149,15 @@ class Shared:
         self.limits = HostLimits.from_config(config)
         self.session = make_session(config)
         self.fetcher = Fetcher.from_config(config, self.session, self.limits)
-        self.robots = RobotsCache(self.fetcher.fetch_bytes)
+        self.host_delays: dict[str, float] = {}  # host_key -> the configured per-host delay
+        self.robots = RobotsCache(self.polite_fetch_bytes)
         self.pool = parse_pool()
         self.index = IndexWriter.open(Path(config.state_dir) / "index.db")
+
+    async def polite_fetch_bytes(self, url: str, **kwargs: Any) -> FetchResult:
+        """robots.txt and sitemaps keep the host's delay too: they are requests like any other."""
+        kwargs.setdefault("delay", self.host_delays.get(host_key(url), 0.0))
+        return await self.fetcher.fetch_bytes(url, **kwargs)
 
     async def parse(self, body: bytes, url: str, options: ExtractOptions, charset: str | None) -> ParsedPage:
         """Parse in the process pool; a pool broken by a dying worker is replaced once."""
@@ -299,6 +306,9 @@ class SiteCrawl:
         except (StateError, OSError) as exc:
             self._store_exec.shutdown(wait=False)
             return self._summary(ok=False, error=str(exc))
+        for start in self.site.start_urls:
+            key = host_key(start)
+            self.shared.host_delays[key] = max(self.shared.host_delays.get(key, 0.0), self.site.delay_per_host)
         logger.info(
             "crawl.started", extra={"site": self.site.key, "mode": self.mode, "output": str(self.out_live)}
         )
@@ -383,7 +393,7 @@ class SiteCrawl:
             rules = await self.shared.robots.rules_for(start, self.site.user_agent)
             declared = list(rules.sitemaps)
             urls = await discover_sitemaps(
-                self.shared.fetcher.fetch_bytes, origin(start), declared, user_agent=self.site.user_agent
+                self.shared.polite_fetch_bytes, origin(start), declared, user_agent=self.site.user_agent
             )
         except (FetchError, OSError) as exc:
             logger.info("sitemap.unavailable", extra={"site": self.site.key, "error": str(exc)})
@@ -916,6 +926,9 @@ class SiteCrawl:
     async def _finish(self, *, interrupted: bool, error: str) -> CrawlSummary:
         assert self.store is not None
         await self._flush()
+        if self.budget_hit:
+            # Report the budget like the other limits: URLs it left unfetched (at least 1).
+            self.stats.inc("skipped/max_pages", max(1, await self._db(self.store.queued_count)))
         logger.info("crawl.finalizing", extra={"site": self.site.key, "interrupted": interrupted})
         if interrupted:
             await self.shared.index.finish_crawl(

@@ -28,6 +28,7 @@ import logging
 import os
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -170,11 +171,15 @@ class TorchEmbedder:
         self.path = path
         self.max_tokens = max_tokens
         self.batch = batch
+        transformers.utils.logging.disable_progress_bar()  # stderr belongs to our log lines
         self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)
         model = transformers.AutoModel.from_pretrained(str(path), local_files_only=True)
         model.eval()
         if quantize:
-            model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
+            with warnings.catch_warnings():
+                # torch >= 2.10 marks its quantized tensor types deprecated (moving to torchao); still works.
+                warnings.simplefilter("ignore", UserWarning)
+                model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
         self.model = model
         variant = "int8" if quantize else "fp32"
         self._model_id = f"{MODEL_NAME}@{model_version(path)}/{variant}/{max_tokens}"

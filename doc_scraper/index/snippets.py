@@ -28,6 +28,7 @@ _TAG_RE = re.compile(r"</?[A-Za-z][^>\n]*>")
 _STRONG_RE = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
 _EM_RE = re.compile(r"(?<![\w*])\*(?=\S)([^*\n]+?)(?<=\S)\*(?![\w*])")
 _HEADING_RE = re.compile(r"^ {0,3}#{1,6}[ \t]+", re.M)
+_QUOTE_RE = re.compile(r"^[ \t]*(?:>[ \t]?)+", re.M)
 _FENCE_RE = re.compile(r"^ {0,3}(?:```|~~~)[^\n]*$", re.M)
 _ESCAPE_RE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!<>|])")
 
@@ -39,6 +40,7 @@ def plain_text(markdown: str) -> str:
     text = _REF_DEF_RE.sub("", text)
     text = _FENCE_RE.sub("", text)
     text = _HEADING_RE.sub("", text)
+    text = _QUOTE_RE.sub("", text)
     text = _TAG_RE.sub("", text)
     text = _STRONG_RE.sub(r"\1", text)
     text = _EM_RE.sub(r"\1", text)
@@ -73,6 +75,8 @@ def make_snippet(tok: Callable[..., list[tuple[int, int, str]]], markdown: str, 
     if start > 0 and end - start < WINDOW_TOKENS:
         start = max(0, end - WINDOW_TOKENS)
     first_byte = tokens[start][0] if start > 0 else 0
+    while first_byte > 0 and not data[first_byte - 1 : first_byte].isspace():
+        first_byte -= 1  # start at a word boundary, not inside "don't"
     last_byte = tokens[end - 1][1] if end < len(tokens) else len(data)
     pieces: list[str] = []
     cursor = first_byte
