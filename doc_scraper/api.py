@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from doc_scraper.config.schema import Config
+    from doc_scraper.index.search import SearchResult
     from doc_scraper.models import CrawlProgress, CrawlSummary
 
 CRAWL_MODES = ("full", "incremental", "resume")
@@ -35,3 +36,32 @@ async def crawl_sites(
     from doc_scraper.engine import run_crawls
 
     return await run_crawls(config, site_keys, mode=mode, stop=stop, progress=progress)
+
+
+def search_docs(
+    config: Config, query: str, *, site_key: str | None = None, limit: int = 10
+) -> list[SearchResult]:
+    """Ranked sections for ``query`` from the local index (no network).
+
+    Errors name the fix: an unknown site lists the valid keys, a missing index
+    says which crawl to run first.
+    """
+    from pathlib import Path
+
+    from doc_scraper.errors import ConfigError, DocScraperError
+    from doc_scraper.index.reader import IndexReader
+
+    if site_key is not None and site_key not in config.sites:
+        valid = ", ".join(sorted(config.sites)) or "(none)"
+        raise ConfigError(f"unknown site {site_key!r} in {config.path}; valid keys: {valid}", key="-site")
+    db_path = Path(config.state_dir) / "index.db"
+    hint = f"run doc-scraper crawl -site {site_key or 'KEY'} first"
+    if not db_path.is_file():
+        raise DocScraperError(f"no search index yet at {db_path}; {hint}")
+    reader = IndexReader.open(db_path)
+    try:
+        if site_key is not None and site_key not in reader.sites():
+            raise DocScraperError(f"site {site_key!r} has no indexed pages yet; {hint}")
+        return reader.search(query, site_key=site_key, limit=limit)
+    finally:
+        reader.close()

@@ -13,7 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from doc_scraper.cli._flags import add_config_flag, add_flag
-from doc_scraper.errors import ConfigError, DocScraperError, UsageError
+from doc_scraper.errors import UsageError
 
 if TYPE_CHECKING:
     from doc_scraper.index.search import SearchResult
@@ -91,8 +91,6 @@ def _limit(raw: Any) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from doc_scraper.config.load import load_config
 
     words = _split_trailing_flags(args)
@@ -101,24 +99,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("search: give a query, e.g. doc-scraper search asyncio.TaskGroup")
     limit = _limit(args.limit)
     config = load_config(args.config)
-    site = args.site or None
-    if site is not None and site not in config.sites:
-        valid = ", ".join(sorted(config.sites)) or "(none)"
-        raise ConfigError(f"unknown site {site!r} in {config.path}; valid keys: {valid}", key="-site")
-    db_path = Path(config.state_dir) / "index.db"
-    hint = f"run doc-scraper crawl -site {site or 'KEY'} first"
-    if not db_path.is_file():
-        raise DocScraperError(f"no search index yet at {db_path}; {hint}")
+    from doc_scraper import api
 
-    from doc_scraper.index.reader import IndexReader
-
-    reader = IndexReader.open(db_path)
-    try:
-        if site is not None and site not in reader.sites():
-            raise DocScraperError(f"site {site!r} has no indexed pages yet; {hint}")
-        results = reader.search(query, site_key=site, limit=limit)
-    finally:
-        reader.close()
+    results = api.search_docs(config, query, site_key=args.site or None, limit=limit)
     if args.json:
         print(json.dumps([_as_json(r) for r in results], ensure_ascii=False, indent=1))
     else:

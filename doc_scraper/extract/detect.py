@@ -71,7 +71,7 @@ def requirements(selector: str) -> tuple[frozenset[bytes], ...] | None:
 class PageIndex:
     """Cheap facts about the raw page: start-tag words and asset URLs."""
 
-    __slots__ = ("_memo", "assets", "raw", "words")
+    __slots__ = ("_memo", "asset_blob", "assets", "raw", "words")
 
     def __init__(self, raw: bytes) -> None:
         self.raw = raw
@@ -79,6 +79,7 @@ class PageIndex:
         tags = set(_START_TAG.findall(raw))  # few distinct start tags: dedupe before splitting
         self.words = frozenset(b" ".join(tags).lower().translate(_TOKEN_SPLIT).split())
         self.assets = [m.decode("latin-1") for m in _ASSET.findall(raw)]
+        self.asset_blob = "\n".join(self.assets)
 
     def may_match(self, selector: str) -> bool:
         """False only when ``selector`` certainly matches nothing on this page."""
@@ -130,7 +131,13 @@ def generators(doc: HtmlElement) -> list[str]:
 
 
 def _has_asset(index: PageIndex, subs: tuple[str, ...]) -> bool:
-    return any(s in a for s in subs for a in index.assets)
+    blob = index.asset_blob
+    return any(s in blob for s in subs)
+
+
+@lru_cache(maxsize=128)
+def _dom_requirements(profile: Profile) -> tuple[tuple[str, tuple[frozenset[bytes], ...] | None], ...]:
+    return tuple((sel, requirements(sel)) for sel in profile.dom)
 
 
 def _score(profile: Profile, doc: HtmlElement, index: PageIndex, gens: list[str]) -> tuple[int, str]:
@@ -139,13 +146,17 @@ def _score(profile: Profile, doc: HtmlElement, index: PageIndex, gens: list[str]
         return 0, "none"
     score = 0
     source = "none"
-    if any(tok in g for tok in profile.generator for g in gens):
+    if gens and any(tok in g for tok in profile.generator for g in gens):
         score += 4
         source = "generator"
-    if any(tok in g for tok in profile.generic for g in gens):
+    if gens and any(tok in g for tok in profile.generic for g in gens):
         score += 1
         source = "generator" if source == "none" else source
-    if any(index.matches(doc, sel) for sel in profile.dom):
+    words = index.words
+    if any(
+        (reqs is None or any(req <= words for req in reqs)) and index.matches(doc, sel)
+        for sel, reqs in _dom_requirements(profile)
+    ):
         score += 2
         source = "dom" if source == "none" else source
     if profile.assets and _has_asset(index, profile.assets):
