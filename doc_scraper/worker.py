@@ -11,6 +11,7 @@ runs in a ``ProcessPoolExecutor``; nothing lxml leaves this module.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import logging
 import re
@@ -100,7 +101,25 @@ def parse_page(
     charset: str | None = None,
     converter: str = DEFAULT_CONVERTER,
 ) -> ParsedPage:
-    """Parse one HTML page into Markdown, links and metadata (see module docstring)."""
+    """Parse one HTML page into Markdown, links and metadata (see module docstring).
+
+    The cyclic garbage collector is paused while the page is processed (and restored after):
+    the thousands of short-lived lxml proxies form no cycles, and the collections they trigger
+    cost about a third of the CPU time.
+    """
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        return _parse_page(body, url, options, charset, converter)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _parse_page(
+    body: bytes, url: str, options: ExtractOptions, charset: str | None, converter: str
+) -> ParsedPage:
     # 1-2. decode and parse
     html, encoding = decode_html(body, url, charset)
     if _may_hold_bad_chars(body, encoding):

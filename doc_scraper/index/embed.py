@@ -179,6 +179,7 @@ class TorchEmbedder:
             with warnings.catch_warnings():
                 # torch >= 2.10 marks its quantized tensor types deprecated (moving to torchao); still works.
                 warnings.simplefilter("ignore", UserWarning)
+                warnings.simplefilter("ignore", DeprecationWarning)
                 model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8)
         self.model = model
         variant = "int8" if quantize else "fp32"
