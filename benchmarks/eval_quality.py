@@ -89,7 +89,8 @@ def main() -> int:
         )
         if name == "python-3.11" and not args.no_search:
             print("\n## search_eval python-3.11 (lexical)", flush=True)
-            cmd = f"{VENV_BIN / 'doc-scraper'} search -config {work / 'config.yaml'} --json -limit {{limit}} {{query}}"
+            exe = VENV_BIN / "doc-scraper"
+            cmd = f"{exe} search -config {work / 'config.yaml'} --json -limit {{limit}} {{query}}"
             subprocess.run(
                 [
                     sys.executable,
