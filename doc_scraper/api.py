@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
     from doc_scraper.config.schema import Config
     from doc_scraper.index.search import SearchResult
-    from doc_scraper.models import CrawlProgress, CrawlSummary
+    from doc_scraper.models import CrawlProgress, CrawlSummary, ExtractOptions, ParsedPage
 
 CRAWL_MODES = ("full", "incremental", "resume")
 
@@ -65,3 +65,10 @@ def search_docs(
         return reader.search(query, site_key=site_key, limit=limit)
     finally:
         reader.close()
+
+
+def extract_page(body: bytes, url: str, options: ExtractOptions, charset: str | None = None) -> ParsedPage:
+    """Convert one HTML page with the crawl's own code path (detection included)."""
+    from doc_scraper.worker import parse_page
+
+    return parse_page(body, url, options, charset)

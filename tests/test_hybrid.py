@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from doc_scraper.errors import QueryError, SearchError
 from doc_scraper.index import embed, hybrid, vectors
 from doc_scraper.index.db import open_connection
 from doc_scraper.index.writer import IndexWriter
@@ -279,3 +280,45 @@ def test_vectors_round_trip_through_blobs_and_rank_by_cosine() -> None:
 def test_embedded_text_starts_with_the_heading_path_and_drops_link_targets() -> None:
     text = vectors.embed_text("os > os.replace", "See [`os.rename()`](os.html#os.rename) **now**.")
     assert text == "os > os.replace: See os.rename() now ."
+
+
+async def test_the_mode_is_lexical_until_the_index_has_vectors_and_the_model_loads(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeEmbedder("fake/1")
+    monkeypatch.setattr(embed, "semantic_available", lambda: True)
+    monkeypatch.setattr(embed, "load_embedder", lambda model=None, runtime=None: fake)
+    conn = open_connection(db, readonly=True)
+    try:
+        assert hybrid.resolve_mode(conn) == ("lexical", None)
+        with pytest.raises(SearchError, match="-mode lexical"):
+            hybrid.resolve_mode(conn, "hybrid")
+        with pytest.raises(QueryError, match="fuzzy"):
+            hybrid.resolve_mode(conn, "fuzzy")
+    finally:
+        conn.close()
+    embed.embed_pending_sync(db, fake)
+    conn = open_connection(db, readonly=True)
+    try:
+        assert hybrid.resolve_mode(conn) == ("hybrid", fake)
+        assert hybrid.resolve_mode(conn, "dense") == ("dense", fake)
+        assert hybrid.resolve_mode(conn, "lexical") == ("lexical", None)
+        monkeypatch.setattr(embed, "semantic_available", lambda: False)
+        assert hybrid.resolve_mode(conn) == ("lexical", None)
+    finally:
+        conn.close()
+
+
+async def test_vectors_of_another_model_are_not_searched_with_this_one(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embed.embed_pending_sync(db, FakeEmbedder("fake/old"))
+    monkeypatch.setattr(embed, "semantic_available", lambda: True)
+    monkeypatch.setattr(embed, "load_embedder", lambda model=None, runtime=None: FakeEmbedder("fake/new"))
+    conn = open_connection(db, readonly=True)
+    try:
+        assert hybrid.resolve_mode(conn) == ("lexical", None)
+        with pytest.raises(SearchError, match="crawl again"):
+            hybrid.resolve_mode(conn, "hybrid")
+    finally:
+        conn.close()

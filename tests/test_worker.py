@@ -260,3 +260,9 @@ def test_parse_page_never_fails_on_odd_markup(parts: list[str], junk: bytes) -> 
     assert SECTION_MARK not in page.markdown
     assert "\ue002" not in page.markdown
     assert page.content_hash == hashlib.sha256(page.markdown.encode()).hexdigest()
+
+
+def test_a_truncated_head_gives_an_empty_page_not_a_crash() -> None:
+    page = parse_page(b'<!DOCTYPE html>\n<html lang="en">\n<head', "https://d.test/p.html", ExtractOptions())
+    assert page.markdown == ""
+    assert page.detection.framework == "unknown"

@@ -56,12 +56,12 @@ def _read(name: str) -> tuple[bytes, str]:
 
 def run(args: argparse.Namespace) -> int:
     # The worker is what the crawl engine runs in its process pool: same code path here.
-    from doc_scraper.worker import parse_page
+    from doc_scraper import api
 
     body, default_url = _read(args.file)
     url = args.url or default_url
     options = ExtractOptions(content_selector=args.selector or "auto")
-    page = parse_page(body, url, options, charset=args.charset)
+    page = api.extract_page(body, url, options, charset=args.charset)
     if args.json:
         out = {
             "url": page.url,

@@ -75,7 +75,11 @@ def readability_region(doc: HtmlElement) -> HtmlElement | None:
         return None
     if not summary or not summary.strip():
         return None
-    root: HtmlElement = lxml.html.fragment_fromstring(summary, create_parent="div")
+    try:
+        root: HtmlElement = lxml.html.fragment_fromstring(summary, create_parent="div")
+    except (AssertionError, ValueError, lxml.etree.ParserError) as exc:  # e.g. "too many bodies: []"
+        logger.debug("extract.readability_unparsable", extra={"error": str(exc)})
+        return None
     return root
 
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from doc_scraper.errors import DocScraperError
+from doc_scraper.errors import SearchError
 from doc_scraper.index import vectors
 from doc_scraper.index.db import open_connection
 
@@ -62,7 +62,7 @@ _FIX = (
 )
 
 
-class EmbeddingError(DocScraperError):
+class EmbeddingError(SearchError):
     """Dense retrieval was asked for but its runtime or model is missing."""
 
 

@@ -24,6 +24,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from doc_scraper.errors import QueryError, SearchError
 from doc_scraper.index import search as _search
 from doc_scraper.index import snippets, vectors
 from doc_scraper.index.db import fetch_all
@@ -57,6 +58,50 @@ class _Hit:
     lexical: SearchResult | None = None
     section_id: int | None = None
     pinned: bool = False
+
+
+def runtime_for(model_id: str) -> str:
+    """The embedding runtime that made vectors recorded as ``model_id``."""
+    return "torch-int8" if "/int8/" in model_id else "torch"
+
+
+def resolve_mode(conn: apsw.Connection, requested: str | None = None) -> tuple[str, Embedder | None]:
+    """The mode a search runs in and the query embedder it needs (loads the model once per process).
+
+    ``None`` picks ``hybrid`` when the index has embeddings and the semantic
+    extra is installed, else ``lexical``. Asking for ``dense`` or ``hybrid``
+    explicitly raises ``SearchError`` / ``EmbeddingError`` naming the fix.
+    """
+    from doc_scraper.index import embed
+
+    if requested is not None and requested not in MODES:
+        raise QueryError(f"unknown search mode {requested!r}; use one of {', '.join(MODES)}")
+    if requested == "lexical":
+        return "lexical", None
+    stored = vectors.stored_model(conn)
+    if stored is None or (requested is None and not embed.semantic_available()):
+        if requested is None:
+            return "lexical", None
+        raise SearchError(
+            f"{requested} search needs section embeddings and this index has none; install the "
+            "semantic extra (pip install 'doc-scraper[semantic]') and crawl again, or use -mode lexical"
+        )
+    try:
+        embedder = embed.load_embedder(runtime=runtime_for(stored))
+    except embed.EmbeddingError as exc:
+        if requested is not None:
+            raise
+        logger.warning("search.dense_unavailable", extra={"error": str(exc)})
+        return "lexical", None
+    if embedder.model_id != stored:
+        if requested is not None:
+            raise SearchError(
+                f"the index was embedded with {stored} but this machine has {embedder.model_id}; "
+                "crawl again to re-embed, or use -mode lexical"
+            )
+        logger.warning("search.model_mismatch", extra={"stored": stored, "loaded": embedder.model_id})
+        return "lexical", None
+    return requested or "hybrid", embedder
 
 
 def search(
