@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,12 +34,13 @@ def doc_scraper(*args: str) -> None:
 
 
 def main() -> int:
-    WORK.mkdir(exist_ok=True)
+    shutil.rmtree(WORK, ignore_errors=True)  # a fresh demo every time
+    WORK.mkdir()
     config = WORK / "config.yaml"
     with serve_folder(HERE / "mkdocs-site") as url:
         config.write_text(CONFIG.format(work=WORK, url=url), encoding="utf-8")
         print(f"Serving examples/mkdocs-site at {url}", flush=True)
-        doc_scraper("crawl", "-config", str(config), "-site", "mkdocs_example", "-full")
+        doc_scraper("crawl", "-config", str(config), "-site", "mkdocs_example", "-full", "-loglevel", "warn")
     out = WORK / "crawled_docs" / "mkdocs_example"
     pages = sorted(p.relative_to(out) for p in out.rglob("*.md"))
     print(f"\nMarkdown written to {out} ({len(pages)} pages), e.g.:")
