@@ -27,9 +27,21 @@ def main() -> int:
     env = dict(os.environ, HOSTILE_EXAMPLES=str(args.examples))
     if CORPUS.is_dir():
         env["HOSTILE_CORPUS"] = str(CORPUS)
-    cmd = [sys.executable, "-m", "pytest", "tests/test_hostile_props.py", "-q", "-p", "no:cacheprovider",
-           "--timeout", "3600", "--durations", "0", "-rA",
-           "--hypothesis-show-statistics"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "tests/test_hostile_props.py",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--timeout",
+        "3600",
+        "--durations",
+        "0",
+        "-rA",
+        "--hypothesis-show-statistics",
+    ]
     if args.only:
         cmd += ["-k", args.only]
     started = time.monotonic()

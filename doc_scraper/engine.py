@@ -130,6 +130,14 @@ def _die_with_parent(parent_pid: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def shutdown_pool() -> None:
+    """Stop the shared parse pool now (a short-lived crawl process is exiting)."""
+    global _POOL
+    if _POOL is not None:
+        _POOL.shutdown(wait=True, cancel_futures=True)
+        _POOL = None
+
+
 def reset_parse_pool(
     broken: concurrent.futures.ProcessPoolExecutor,
 ) -> concurrent.futures.ProcessPoolExecutor:
@@ -833,9 +841,13 @@ class SiteCrawl:
         )
 
     def _write_files(self, record: PageRecord, images: dict[str, str]) -> None:
+        remote_images = set(record.images)
+
         def local(url: str) -> str | None:
             if url in images:
                 return images[url]
+            if url in remote_images:  # an image not downloaded keeps its URL, never a .md path
+                return None
             norm, reason = self._classify(url)  # only pages in scope get a local .md path
             return self.scope.relpath(norm) if reason is None else None
 

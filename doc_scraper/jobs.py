@@ -618,9 +618,8 @@ def _shutdown_parse_pool() -> None:
     import sys as _sys
 
     engine = _sys.modules.get("doc_scraper.engine")
-    pool = getattr(engine, "_POOL", None)
-    if pool is not None:
-        pool.shutdown(wait=True, cancel_futures=True)
+    if engine is not None:  # only when a crawl ran in this process
+        engine.shutdown_pool()
 
 
 def _send(sender: Any, message: tuple[Any, ...]) -> bool:

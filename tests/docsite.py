@@ -170,8 +170,11 @@ class DocSite:
             return None
         ny, nm = (year + 1, 1) if month == 12 else (year, month + 1)
         py, pm = (year - 1, 12) if month == 1 else (year, month - 1)
-        links = [f"{self.trap_prefix}{ny:04d}/{nm:02d}", f"{self.trap_prefix}{py:04d}/{pm:02d}",
-                 f"{self.trap_prefix}{year:04d}/{month:02d}?session={self._rng.getrandbits(48):x}"]
+        links = [
+            f"{self.trap_prefix}{ny:04d}/{nm:02d}",
+            f"{self.trap_prefix}{py:04d}/{pm:02d}",
+            f"{self.trap_prefix}{year:04d}/{month:02d}?session={self._rng.getrandbits(48):x}",
+        ]
         return page_html(f"Events {year:04d}-{month:02d}", f"Nothing happens in {year} month {month}.", links)
 
     def _status(self, code: int, **headers: str) -> web.Response:

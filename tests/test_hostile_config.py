@@ -70,7 +70,7 @@ def test_every_global_key_with_a_wrong_type_is_one_error_naming_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, default: object
 ) -> None:
     path = write(tmp_path, f"{key}: {_wrong(default)}\nsites:\n{SITE}")
-    code, out = run_cli(capsys, "crawl", "-config", path)
+    code, out = run_cli(capsys, "crawl", "-config", path, "-all-sites")
     assert_one_clear_error(code, out, key, "line 1")
 
 
@@ -79,7 +79,7 @@ def test_every_site_key_with_a_wrong_type_is_one_error_naming_its_path(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, default: object
 ) -> None:
     path = write(tmp_path, f"sites:\n{SITE}    {key}: {_wrong(default)}\n")
-    code, out = run_cli(capsys, "crawl", "-config", path)
+    code, out = run_cli(capsys, "crawl", "-config", path, "-all-sites")
     assert_one_clear_error(code, out, f"sites.demo.{key}", "line 5")
 
 
@@ -88,7 +88,7 @@ def test_every_http_client_key_with_a_wrong_type_is_one_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], key: str, default: object
 ) -> None:
     path = write(tmp_path, f"http_client_settings:\n  {key}: {_wrong(default)}\nsites:\n{SITE}")
-    code, out = run_cli(capsys, "crawl", "-config", path)
+    code, out = run_cli(capsys, "crawl", "-config", path, "-all-sites")
     assert_one_clear_error(code, out, f"http_client_settings.{key}", "line 2")
 
 
@@ -99,21 +99,26 @@ BROKEN = sorted(FIXTURES.glob("*.yaml"))
 def test_each_broken_config_of_the_corpus_gets_its_expected_error(
     capsys: pytest.CaptureFixture[str], path: Path
 ) -> None:
-    expected = [line.removeprefix("# expect:").strip() for line in path.read_text(encoding="utf-8").splitlines()
-                if line.startswith("# expect:")]
+    expected = [
+        line.removeprefix("# expect:").strip()
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.startswith("# expect:")
+    ]
     assert expected, f"{path.name} needs a '# expect: text' line"
-    code, out = run_cli(capsys, "crawl", "-config", str(path))
+    code, out = run_cli(capsys, "crawl", "-config", str(path), "-all-sites")
     assert_one_clear_error(code, out, *expected)
 
 
-def test_a_10_mb_config_is_refused_quickly_with_one_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_10_mb_config_is_refused_quickly_with_one_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "huge.yaml"
     with path.open("w", encoding="utf-8") as fh:
         fh.write("sites:\n" + SITE)
-        line = "# " + "x" * 1000 + "\n"
+        line = "# " + "x" * 1100 + "\n"
         fh.write(line * (10 * 1024))
     assert path.stat().st_size > 10 * 1024 * 1024
-    code, out = run_cli(capsys, "crawl", "-config", str(path))
+    code, out = run_cli(capsys, "crawl", "-config", str(path), "-all-sites")
     assert_one_clear_error(code, out, str(path))
 
 
@@ -128,8 +133,15 @@ def test_validate_lists_several_errors_but_still_no_traceback(
         assert name in out
 
 
-@pytest.mark.parametrize("argv", [["crawl", "-config"], ["crawl", "--no-such-flag"], ["no-such-command"],
-                                  ["crawl", "-config", "c.yaml", "-site"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["crawl", "-config"],
+        ["crawl", "--no-such-flag"],
+        ["no-such-command"],
+        ["crawl", "-config", "c.yaml", "-site"],
+    ],
+)
 def test_bad_command_lines_are_usage_errors_with_exit_2(
     capsys: pytest.CaptureFixture[str], argv: list[str]
 ) -> None:

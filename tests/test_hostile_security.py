@@ -30,8 +30,20 @@ UA = "doc-scraper-test/1.0"
 
 @pytest.mark.parametrize(
     "address",
-    ["169.254.169.254", "100.64.1.2", "100.127.255.254", "fd12:3456::1", "fe80::1", "::ffff:127.0.0.1",
-     "::ffff:169.254.169.254", "::ffff:10.0.0.1", "::1", "0.0.0.0", "192.168.0.10", "172.31.255.1"],
+    [
+        "169.254.169.254",
+        "100.64.1.2",
+        "100.127.255.254",
+        "fd12:3456::1",
+        "fe80::1",
+        "::ffff:127.0.0.1",
+        "::ffff:169.254.169.254",
+        "::ffff:10.0.0.1",
+        "::1",
+        "0.0.0.0",
+        "192.168.0.10",
+        "172.31.255.1",
+    ],
 )
 async def test_a_name_resolving_to_a_non_public_address_is_refused_before_any_request(address: str) -> None:
     resolver = FakeResolver({"docs.attacker.test": [address]})
@@ -44,9 +56,17 @@ async def test_a_name_resolving_to_a_non_public_address_is_refused_before_any_re
 
 @pytest.mark.parametrize(
     "url",
-    ["http://[fe80::1%25eth0]/", "http://[::ffff:169.254.169.254]/latest/", "http://[::]/", "http://0/",
-     "http://2852039166/latest/meta-data/", "http://0xa9fea9fe/", "http://100.100.100.200/",
-     "http://[fc00::5]:8080/", "http://[::ffff:a9fe:a9fe]/"],
+    [
+        "http://[fe80::1%25eth0]/",
+        "http://[::ffff:169.254.169.254]/latest/",
+        "http://[::]/",
+        "http://0/",
+        "http://2852039166/latest/meta-data/",
+        "http://0xa9fea9fe/",
+        "http://100.100.100.200/",
+        "http://[fc00::5]:8080/",
+        "http://[::ffff:a9fe:a9fe]/",
+    ],
 )
 async def test_literal_addresses_in_odd_spellings_are_refused(url: str) -> None:
     async with guarded_fetcher(FakeResolver({})) as fetcher:
@@ -67,8 +87,16 @@ class RebindingResolver(AbstractResolver):
     ) -> list[ResolveResult]:
         addr = self.answers[min(self.calls, 1)]
         self.calls += 1
-        return [ResolveResult(hostname=host, host=addr, port=port, family=socket.AF_INET, proto=0,
-                              flags=socket.AI_NUMERICHOST)]
+        return [
+            ResolveResult(
+                hostname=host,
+                host=addr,
+                port=port,
+                family=socket.AF_INET,
+                proto=0,
+                flags=socket.AI_NUMERICHOST,
+            )
+        ]
 
     async def close(self) -> None:
         return None
@@ -111,11 +139,21 @@ async def test_an_in_site_redirect_to_the_metadata_address_is_refused_by_the_cra
     docs.redirects["/docs/p1.html"] = "http://169.254.169.254/latest/meta-data/"
     server = await start(docs)
     try:
-        config = config_from_dict({
-            "output_base_dir": str(tmp_path / "out"), "state_dir": str(tmp_path / "state"),
-            "max_retries": 0, "http_client_settings": {"allow_private_networks": True},
-            "sites": {"demo": {"start_urls": [f"http://127.0.0.1:{server.port}/docs/index.html"],
-                               "allowed_path_prefix": "/docs", "use_sitemaps": False}}})
+        config = config_from_dict(
+            {
+                "output_base_dir": str(tmp_path / "out"),
+                "state_dir": str(tmp_path / "state"),
+                "max_retries": 0,
+                "http_client_settings": {"allow_private_networks": True},
+                "sites": {
+                    "demo": {
+                        "start_urls": [f"http://127.0.0.1:{server.port}/docs/index.html"],
+                        "allowed_path_prefix": "/docs",
+                        "use_sitemaps": False,
+                    }
+                },
+            }
+        )
         [summary] = await api.crawl_sites(config, ["demo"])
     finally:
         await server.close()
@@ -157,8 +195,9 @@ def test_a_hostile_url_path_maps_inside_the_site_folder_and_writes_there(tmp_pat
     assert all(len(seg.encode()) <= 255 for seg in rel.split("/"))
     site = tmp_path / "site"
     site.mkdir()
-    record = PageRecord(url=url, title="t", content="body", content_hash="0" * 64, crawled_at="now", depth=0,
-                        path=rel)
+    record = PageRecord(
+        url=url, title="t", content="body", content_hash="0" * 64, crawled_at="now", depth=0, path=rel
+    )
     written = write_page(site, record, "body")
     assert site.resolve() in written.resolve().parents
     assert [p for p in tmp_path.rglob("*") if p.is_file() and site not in p.parents] == []
@@ -172,8 +211,11 @@ def test_write_page_refuses_a_path_that_escapes_even_if_given_one(tmp_path: Path
     assert not (tmp_path / "outside.md").exists()
 
 
-@pytest.mark.xfail(strict=True, reason="urls.url_to_relpath keeps case: /API.html and /api.html share a file "
-                   "on case-insensitive file systems (macOS, Windows); see the report")
+@pytest.mark.xfail(
+    strict=True,
+    reason="urls.url_to_relpath keeps case: /API.html and /api.html share a file "
+    "on case-insensitive file systems (macOS, Windows); see the report",
+)
 def test_paths_that_differ_only_in_case_get_distinct_files_on_any_file_system() -> None:
     a = url_to_relpath("https://d.test/docs/API.html", "d.test", "/docs")
     b = url_to_relpath("https://d.test/docs/api.html", "d.test", "/docs")
@@ -206,8 +248,14 @@ def test_disallowed_image_domains_win_over_allowed_ones() -> None:
 
 
 @pytest.mark.parametrize(
-    "url", ["https://x.test/../../etc/passwd", "https://x.test/a%00b.png", "https://x.test/%2e%2e%2f%2e%2e%2fx.svg",
-            "https://x.test/" + "a" * 400 + ".png", "https://x.test/.htaccess"],
+    "url",
+    [
+        "https://x.test/../../etc/passwd",
+        "https://x.test/a%00b.png",
+        "https://x.test/%2e%2e%2f%2e%2e%2fx.svg",
+        "https://x.test/" + "a" * 400 + ".png",
+        "https://x.test/.htaccess",
+    ],
 )
 def test_image_file_names_are_flat_and_safe(url: str) -> None:
     name = image_filename(url, "image/png")
@@ -218,20 +266,33 @@ def test_image_file_names_are_flat_and_safe(url: str) -> None:
 # -- nothing from a page is executed -------------------------------------------------------------------
 
 
-async def test_scripts_in_pages_are_neither_run_nor_written_and_files_are_not_executable(tmp_path: Path) -> None:
+async def test_scripts_in_pages_are_neither_run_nor_written_and_files_are_not_executable(
+    tmp_path: Path,
+) -> None:
     marker = tmp_path / "pwned"
     docs = DocSite.linked(2)
-    evil = (f'<script>require("fs").writeFileSync("{marker}")</script>'
-            f'<img src="x" onerror="fetch(\'{marker}\')"><a href="javascript:alert(1)">x</a>'
-            '<a href="data:text/html,<script>alert(2)</script>">d</a>')
+    evil = (
+        f'<script>require("fs").writeFileSync("{marker}")</script>'
+        f'<img src="x" onerror="fetch(\'{marker}\')"><a href="javascript:alert(1)">x</a>'
+        '<a href="data:text/html,<script>alert(2)</script>">d</a>'
+    )
     docs.pages["/docs/p0.html"] = page_html("Evil", "text " + evil, ["p1.html"])
     server = await start(docs)
     try:
-        config = config_from_dict({
-            "output_base_dir": str(tmp_path / "out"), "state_dir": str(tmp_path / "state"),
-            "http_client_settings": {"allow_private_networks": True},
-            "sites": {"demo": {"start_urls": [f"http://127.0.0.1:{server.port}/docs/index.html"],
-                               "allowed_path_prefix": "/docs", "use_sitemaps": False}}})
+        config = config_from_dict(
+            {
+                "output_base_dir": str(tmp_path / "out"),
+                "state_dir": str(tmp_path / "state"),
+                "http_client_settings": {"allow_private_networks": True},
+                "sites": {
+                    "demo": {
+                        "start_urls": [f"http://127.0.0.1:{server.port}/docs/index.html"],
+                        "allowed_path_prefix": "/docs",
+                        "use_sitemaps": False,
+                    }
+                },
+            }
+        )
         [summary] = await api.crawl_sites(config, ["demo"])
     finally:
         await server.close()
@@ -240,19 +301,28 @@ async def test_scripts_in_pages_are_neither_run_nor_written_and_files_are_not_ex
     root = Path(config.output_base_dir) / "demo"
     text = (root / "p0.md").read_text(encoding="utf-8")
     assert "writeFileSync" not in text and "onerror" not in text and "fetch(" not in text
+    assert "![](http://127.0.0.1:" in text and "/docs/x)" in text  # an image, not a page: keeps its URL  # an image, not a page: keeps its URL
     for path in root.rglob("*"):
         if path.is_file():
             assert path.stat().st_mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH) == 0, path
 
 
-@pytest.mark.xfail(strict=True, reason="convert: javascript:/data: link targets survive into the Markdown on "
-                   "framework-profile pages (the readability path drops them); see the report")
+@pytest.mark.xfail(
+    strict=True,
+    reason="convert: javascript:/data: link targets survive into the Markdown on "
+    "framework-profile pages (the readability path drops them); see the report",
+)
 def test_script_urls_in_links_are_dropped_keeping_the_link_text() -> None:
     from doc_scraper.models import ExtractOptions
     from doc_scraper.worker import parse_page
 
-    body = 'see <a href="javascript:alert(1)">this</a> and <a href="data:text/html,<script>x</script>">that</a>'
-    page = parse_page(page_html("Evil", body, []).encode(), "http://h.test/docs/p.html",
-                      ExtractOptions(content_selector="auto"))
+    body = (
+        'see <a href="javascript:alert(1)">this</a> and <a href="data:text/html,<script>x</script>">that</a>'
+    )
+    page = parse_page(
+        page_html("Evil", body, []).encode(),
+        "http://h.test/docs/p.html",
+        ExtractOptions(content_selector="auto"),
+    )
     assert "this" in page.markdown and "that" in page.markdown
     assert "javascript:" not in page.markdown and "data:text/html" not in page.markdown

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections import Counter
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from aiohttp import web
@@ -14,8 +14,13 @@ from aiohttp.test_utils import TestServer
 
 from doc_scraper import api
 from doc_scraper.config.load import config_from_dict
-from doc_scraper.config.schema import Config
 from tests.docsite import DocSite, page_html, start
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from doc_scraper.config.schema import Config
+    from doc_scraper.models import CrawlProgress
 
 pytestmark = pytest.mark.e2e
 
@@ -30,8 +35,15 @@ def make_config(tmp_path: Path, base: str, start: str = "/docs/index.html", **si
         "initial_retry_delay": "5ms",
         "max_retry_delay": "20ms",
         "http_client_settings": {"allow_private_networks": True, "timeout": "5s"},
-        "sites": {"demo": {"start_urls": [base + start], "allowed_domain": "127.0.0.1",
-                           "allowed_path_prefix": "/docs", "use_sitemaps": False, **site}},
+        "sites": {
+            "demo": {
+                "start_urls": [base + start],
+                "allowed_domain": "127.0.0.1",
+                "allowed_path_prefix": "/docs",
+                "use_sitemaps": False,
+                **site,
+            }
+        },
         **globals_,
     }
     return config_from_dict(data)
@@ -104,8 +116,12 @@ async def trap_site() -> AsyncIterator[str]:
 async def test_every_trap_is_bounded_by_its_own_limit_and_reported_in_the_summary(
     tmp_path: Path, trap_site: str
 ) -> None:
-    config = make_config(tmp_path, trap_site, max_pages=80, globals={
-        "max_url_length": 120, "max_path_depth": 8, "max_segment_repeats": 3})
+    config = make_config(
+        tmp_path,
+        trap_site,
+        max_pages=80,
+        globals={"max_url_length": 120, "max_path_depth": 8, "max_segment_repeats": 3},
+    )
     [summary] = await api.crawl_sites(config, ["demo"])
     assert summary.ok, summary.error
     files = output_files(config)
@@ -143,8 +159,9 @@ async def test_a_calendar_trap_is_cut_by_max_pages_and_the_budget_is_reported(
 async def test_kept_query_params_give_pages_of_their_own_and_max_pages_bounds_them(
     tmp_path: Path, trap_site: str
 ) -> None:
-    config = make_config(tmp_path, trap_site, start="/docs/list?page=1", keep_query_params=["page"],
-                         max_pages=12)
+    config = make_config(
+        tmp_path, trap_site, start="/docs/list?page=1", keep_query_params=["page"], max_pages=12
+    )
     [summary] = await api.crawl_sites(config, ["demo"])
     assert summary.ok, summary.error
     pages = [k for k in hits if k.startswith("/docs/list?page=")]
@@ -154,7 +171,9 @@ async def test_kept_query_params_give_pages_of_their_own_and_max_pages_bounds_th
     assert all(re.fullmatch(r"list/index-q[0-9a-f]{8}\.md", f) for f in files)
 
 
-async def test_a_page_naming_another_as_canonical_is_not_written_twice(tmp_path: Path, trap_site: str) -> None:
+async def test_a_page_naming_another_as_canonical_is_not_written_twice(
+    tmp_path: Path, trap_site: str
+) -> None:
     config = make_config(tmp_path, trap_site, start="/docs/alias.html")
     [summary] = await api.crawl_sites(config, ["demo"])
     assert summary.ok, summary.error
@@ -179,7 +198,8 @@ async def test_a_docsite_calendar_section_is_bounded_by_max_depth_while_real_pag
     docs = DocSite.linked(8)
     docs.trap_prefix = "/docs/cal/"
     docs.pages["/docs/index.html"] = docs.pages["/docs/index.html"].replace(
-        "</section>", '<a href="cal/2024/01">events</a></section>')
+        "</section>", '<a href="cal/2024/01">events</a></section>'
+    )
     server = await start(docs)
     try:
         config = make_config(tmp_path, f"http://127.0.0.1:{server.port}", max_depth=6)
@@ -192,3 +212,66 @@ async def test_a_docsite_calendar_section_is_bounded_by_max_depth_while_real_pag
     cal = {f for f in files if f.startswith("cal/")}
     assert 1 <= len(cal) <= 2 * 6  # both directions (next and previous month) from depth 1 to 5
     assert summary.skipped.get("depth", 0) >= 1
+
+
+def read_outputs(config: Config) -> dict[str, str]:
+    root = Path(config.output_base_dir) / "demo"
+    return {str(p.relative_to(root)): p.read_text(encoding="utf-8") for p in root.rglob("*.md")}
+
+
+async def test_a_faulty_rate_limited_site_with_a_calendar_trap_is_crawled_whole_and_an_abort_keeps_old_output(
+    tmp_path: Path,
+) -> None:
+    n = 30
+    docs = DocSite.linked(n)
+    docs.pages["/docs/index.html"] = docs.pages["/docs/index.html"].replace(
+        "</section>", '<a href="cal/2024/01">events</a></section>'
+    )
+    docs.trap_prefix = "/docs/cal/"
+    server = await start(docs)
+    real = {"index.md"} | {f"p{i}.md" for i in range(n)}
+    try:
+        base = f"http://127.0.0.1:{server.port}"
+        config = make_config(
+            tmp_path,
+            base,
+            max_pages=n + 1 + 40,
+            globals={"max_retries": 6, "num_workers": 6, "max_requests_per_host": 3},
+        )
+        # 1. A good crawl, then the site turns hostile.
+        [good] = await api.crawl_sites(config, ["demo"])
+        assert good.ok, good.error
+        before = read_outputs(config)
+        assert real <= set(before)
+        docs.fail_rate, docs.reset_rate, docs.rate_limit_rps, docs.seed = 0.1, 0.1, 300.0, 7
+        docs.__post_init__()
+        for i in range(n):  # new content, so a finished crawl would change every page
+            docs.pages[f"/docs/p{i}.html"] = docs.pages[f"/docs/p{i}.html"].replace(
+                "Content of", "New content of"
+            )
+        # 2. Aborted after a few pages: the previous output stays exactly as it was.
+        stop = asyncio.Event()
+
+        def progress(p: CrawlProgress) -> None:
+            if p.pages_done >= 5:
+                stop.set()
+
+        docs.latency = 0.02
+        [aborted] = await api.crawl_sites(config, ["demo"], stop=stop, progress=lambda p: progress(p))
+        stop.set()
+        assert aborted.interrupted and not aborted.ok
+        assert read_outputs(config) == before
+        # 3. A whole fresh crawl through the faults: every real page written, the trap bounded.
+        docs.latency = 0.0
+        [summary] = await api.crawl_sites(config, ["demo"])
+    finally:
+        await server.close()
+    assert summary.ok, summary.error
+    after = read_outputs(config)
+    assert real <= set(after)
+    assert all("New content of" in after[f"p{i}.md"] for i in range(n))
+    cal = [f for f in after if f.startswith("cal/")]
+    assert 1 <= len(cal) <= 40 + 6
+    assert summary.skipped.get("max_pages", 0) >= 1
+    assert docs.faults["503"] > 0 and docs.faults["reset"] > 0 and docs.faults["429"] > 0
+    assert summary.failed == 0

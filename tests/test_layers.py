@@ -18,6 +18,7 @@ LIBRARY_HOMES = {
     "plyvel": ("frontier/store.py",),
     "apsw": ("index/",),
     "mcp": ("mcp_tools.py",),
+    "pydantic": ("mcp_tools.py", "corpus.py"),
     "tenacity": ("fetch/retry.py",),
     "protego": ("frontier/robots.py",),
     "readability": ("extract/",),

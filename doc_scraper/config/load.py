@@ -12,7 +12,7 @@ import difflib
 import ipaddress
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -48,13 +48,13 @@ _GLOBAL_FIELDS: dict[str, _Field] = {
     "default_user_agent": _Field("str", '"my-docs-bot/1.0 (+mailto:me@example.com)"'),
     "default_delay_per_host": _Field("duration", "500ms"),
     "delay_jitter": _Field("float", "0.5", 0, 1),
-    "num_workers": _Field("int", "8", 1),
-    "num_image_workers": _Field("int", "8", 1),
-    "max_requests": _Field("int", "16", 1),
-    "max_requests_per_host": _Field("int", "4", 1),
+    "num_workers": _Field("int", "8", 1, 1024),
+    "num_image_workers": _Field("int", "8", 1, 1024),
+    "max_requests": _Field("int", "16", 1, 4096),
+    "max_requests_per_host": _Field("int", "4", 1, 1024),
     "output_base_dir": _Field("str", "./crawled_docs"),
     "state_dir": _Field("str", "./crawler_state"),
-    "max_retries": _Field("int", "3", 0),
+    "max_retries": _Field("int", "3", 0, 100),
     "initial_retry_delay": _Field("duration", "1s"),
     "max_retry_delay": _Field("duration", "30s"),
     "global_crawl_timeout": _Field("duration", "2h"),
@@ -63,7 +63,7 @@ _GLOBAL_FIELDS: dict[str, _Field] = {
     "max_image_size_bytes": _Field("int", "10485760", 0),
     "max_page_size_bytes": _Field("int", "52428800", 1),
     "max_pages": _Field("int", "5000", 0),
-    "max_redirects": _Field("int", "10", 0),
+    "max_redirects": _Field("int", "10", 0, 100),
     "max_url_length": _Field("int", "2048", 16),
     "max_path_depth": _Field("int", "32", 1),
     "max_segment_repeats": _Field("int", "3", 1),
@@ -77,7 +77,7 @@ _GLOBAL_FIELDS: dict[str, _Field] = {
 }
 _HTTP_FIELDS: dict[str, _Field] = {
     "timeout": _Field("duration", "45s"),
-    "max_idle_conns_per_host": _Field("int", "4", 0),
+    "max_idle_conns_per_host": _Field("int", "4", 0, 1024),
     "allow_private_networks": _Field("bool", "false"),
 }
 _SITE_FIELDS: dict[str, _Field] = {
@@ -430,6 +430,9 @@ class _Checker:
                 is_number = is_number or isinstance(raw, float)
             noun = "an integer" if spec.kind == "int" else "a number"
             expected = noun + _bounds(spec)
+            if spec.kind == "int" and not (is_number and spec.maximum is not None and raw > spec.maximum):
+                # An integer's maximum is a sanity cap: name it only to values above it.
+                expected = noun + _bounds(replace(spec, maximum=None))
             if (
                 not is_number
                 or (spec.minimum is not None and raw < spec.minimum)
@@ -582,6 +585,7 @@ class _Checker:
         """Start URLs, domain, prefix, selector and patterns: the checks that need more than a type."""
         hosts: list[str] = []
         urls: tuple[str, ...] = values.get("start_urls", ())
+        url_errors = len(errors)
         if "start_urls" not in raw or raw["start_urls"] is None:
             errors.append(
                 self.error(
@@ -596,13 +600,14 @@ class _Checker:
                 )
             )
         for index, url in enumerate(urls):
-            parts = urlsplit(url)
             try:
+                parts = urlsplit(url)  # raises ValueError for a bad IPv6 literal
                 host = parts.hostname or ""
                 parts.port  # noqa: B018 - raises ValueError for a bad port
+                scheme = parts.scheme.lower()
             except ValueError:
-                host = ""
-            if parts.scheme.lower() not in ("http", "https") or not host:
+                host = scheme = ""
+            if scheme not in ("http", "https") or not host:
                 errors.append(
                     self.error(
                         (*path, "start_urls", f"[{index}]"),
@@ -620,7 +625,7 @@ class _Checker:
                 f"{_dotted(path)}: allowed_domain not set; using {domain}, the host of start_urls "
                 f"(add allowed_domain: {domain} to silence this)"
             )
-        else:
+        elif len(errors) == url_errors:  # a broken start URL is the error to fix first
             example = hosts[0] if hosts else "docs.example.com"
             errors.append(
                 self.error(path, f"missing required key allowed_domain; set e.g. allowed_domain: {example}")
@@ -628,7 +633,10 @@ class _Checker:
         if domain:
             values["allowed_domain"] = domain
             for index, url in enumerate(urls):
-                host = (urlsplit(url).hostname or "").lower().rstrip(".")
+                try:
+                    host = (urlsplit(url).hostname or "").lower().rstrip(".")
+                except ValueError:
+                    continue  # already reported as not an http(s) URL
                 if host and host != domain:
                     errors.append(
                         self.error(
@@ -642,7 +650,10 @@ class _Checker:
             prefix = "/" + prefix
         values["allowed_path_prefix"] = prefix
         for url in urls:
-            url_path = urlsplit(url).path or "/"
+            try:
+                url_path = urlsplit(url).path or "/"
+            except ValueError:
+                continue  # already reported as not an http(s) URL
             if not url_path.startswith(prefix) and url_path.rstrip("/") != prefix.rstrip("/"):
                 warnings.append(
                     f"{_dotted(path)}.start_urls: {url} is outside allowed_path_prefix {prefix} "

@@ -358,6 +358,7 @@ class Fetcher:
                 self._overloaded(key, parse_retry_after(resp_headers.get("retry-after")))
             elif status < 500:
                 self._overloads.pop(key, None)
+                self._limits.relax(key)
             if status == 304 or (100 <= status < 200) or status == 204:
                 return _Hop(status, resp_headers, b"", content_type, charset)
             if 300 <= status < 400:

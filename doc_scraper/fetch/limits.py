@@ -50,6 +50,7 @@ class HostLimits:
         self._host_sems: dict[str, asyncio.Semaphore] = {}
         self._next_free: dict[str, float] = {}
         self._floor: dict[str, float] = {}
+        self._backoff: dict[str, float] = {}  # host -> spacing added by penalize, halved by relax
         self._jitter = min(max(jitter, 0.0), 1.0)
         self._clock = clock
         self._rand = rand
@@ -72,6 +73,20 @@ class HostLimits:
         if until > self._next_free.get(host, 0.0):
             self._next_free[host] = until
             logger.debug("limits.penalized", extra={"host": host, "seconds": seconds})
+        # Waiters released together after the pause would overload the host again at
+        # once: space them by the pause too, until answers come back fine (``relax``).
+        self._backoff[host] = max(self._backoff.get(host, 0.0), max(0.0, seconds))
+
+    def relax(self, host: str) -> None:
+        """``host`` answered normally: halve the spacing ``penalize`` added (dropped under 1 ms)."""
+        host = host.lower()
+        backoff = self._backoff.get(host)
+        if backoff is None:
+            return
+        if backoff / 2 < 0.001:
+            del self._backoff[host]
+        else:
+            self._backoff[host] = backoff / 2
 
     def _reserve(self, host: str, delay: float) -> float:
         """Book the next start time for ``host``; return how long to wait for it."""
@@ -106,6 +121,6 @@ class HostLimits:
             now = self._clock()
             free_at = self._next_free.get(host, 0.0)
             if now >= free_at:
-                self._next_free[host] = now + spacing
+                self._next_free[host] = now + max(spacing, self._backoff.get(host, 0.0))
                 return
             await asyncio.sleep(free_at - now)

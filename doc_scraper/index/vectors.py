@@ -41,7 +41,7 @@ logger = logging.getLogger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS embed_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS embed_cache (hash TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS embed_cache (hash TEXT PRIMARY KEY, vector BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS section_vectors (
     section_id INTEGER PRIMARY KEY REFERENCES sections (id) ON DELETE CASCADE,
     hash TEXT NOT NULL
