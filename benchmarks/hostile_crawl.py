@@ -79,7 +79,7 @@ async def crawl(config: Config, **kw: Any) -> tuple[CrawlSummary, float]:
 
 
 async def part_a(site: str) -> None:
-    print(f"A. docserve {site}: 10% 503s, rate limit 20 rps")
+    print(f"A. docserve {site}: 10% 503s, rate limit 5 rps")
     args = ("--site", f"{site}={CORPUS / site}", "--sitemap")
     with docserve(*args) as ready, tempfile.TemporaryDirectory() as tmp:
         info = ready["sites"][site]
@@ -87,7 +87,7 @@ async def part_a(site: str) -> None:
         clean_cfg = make_config(Path(tmp), info["start_url"], prefix)
         clean, t_clean = await crawl(clean_cfg)
         expected = set(outputs(clean_cfg))
-    faults = ("--fail-rate", "0.1", "--fail-status", "503", "--rate-limit-rps", "20", "--seed", "3")
+    faults = ("--fail-rate", "0.1", "--fail-status", "503", "--rate-limit-rps", "5", "--seed", "3")
     with docserve(*args, *faults) as ready, tempfile.TemporaryDirectory() as tmp:
         info = ready["sites"][site]
         cfg = make_config(Path(tmp), info["start_url"], prefix)

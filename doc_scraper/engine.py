@@ -74,7 +74,7 @@ from doc_scraper.write.jsonl import PART_SUFFIX, JsonlAppender, finalize_jsonl
 from doc_scraper.write.llms_txt import write_llms_files
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from doc_scraper.config.schema import Config, SiteConfig
 
@@ -263,10 +263,10 @@ class SiteCrawl:
         self.pages_total = 0
         # Docs pages repeat the same navigation links on every page: normalise and
         # scope-check each distinct link once (bounded, so memory stays flat).
-        self._classify = functools.lru_cache(maxsize=50_000)(self._classify_uncached)
+        self._classify = functools.lru_cache(maxsize=20_000)(self._classify_uncached)
         self._images: dict[str, str] = {}  # image URL -> saved path, this run
-        self._content_owner: dict[int, int] = {}
-        self._path_owner: dict[int, int] = {}
+        self._contents_seen: set[int] = set()
+        self._paths_seen: set[int] = set()
 
     # -- store thread -------------------------------------------------------
     async def _db(self, fn: Callable[..., T], *args: Any) -> T:
@@ -316,7 +316,9 @@ class SiteCrawl:
             return self._summary(ok=False, error=str(exc))
         for start in self.site.start_urls:
             key = host_key(start)
-            self.shared.host_delays[key] = max(self.shared.host_delays.get(key, 0.0), self.site.delay_per_host)
+            self.shared.host_delays[key] = max(
+                self.shared.host_delays.get(key, 0.0), self.site.delay_per_host
+            )
         logger.info(
             "crawl.started", extra={"site": self.site.key, "mode": self.mode, "output": str(self.out_live)}
         )
@@ -787,13 +789,18 @@ class SiteCrawl:
         does (``/guide/`` and ``/guide/index.html``, or a lenient server answering
         ``/page/`` with page.html), else "". Keys are 64-bit hashes: flat memory.
         """
-        owner = hash(url)
+        # A URL is processed once per run, so "seen before" means "another URL".
+        del url
         if content_hash and len(content_hash) >= 16:
             key = int(content_hash[:16], 16)
-            if self._content_owner.setdefault(key, owner) != owner:
+            if key in self._contents_seen:
                 return "duplicate_content"
-        if relpath and self._path_owner.setdefault(hash(relpath), owner) != owner:
-            return "duplicate_path"
+            self._contents_seen.add(key)
+        if relpath:
+            key = hash(relpath)
+            if key in self._paths_seen:
+                return "duplicate_path"
+            self._paths_seen.add(key)
         return ""
 
     def _duplicate_reason(self, parsed: ParsedPage, final: str, depth: int) -> str:
@@ -920,20 +927,34 @@ class SiteCrawl:
             or self.stats.get("kept/robots") > 0
         )
 
-    def _collect(self, prune: bool) -> tuple[list[str], list[tuple[str, str]]]:
-        """On the store thread: URLs to keep (sorted) and (url, path) pairs to prune."""
+    def _collect_gone(self, prune: bool) -> tuple[int, list[tuple[str, str]]]:
+        """On the store thread: how many pages stay, and (url, path) of those pruned now."""
         assert self.store is not None
-        keep: list[str] = []
+        live = 0
         gone: list[tuple[str, str]] = []
         for state in self.store.iter_states():
-            if state.status not in ("ok", "not_modified") or not state.output_path:
+            if not _is_live(state):
                 continue
             if prune and state.crawl_run != self.run_no:
                 gone.append((state.url, state.output_path))
-                self.store.complete(state.url, replace(state, status="gone", error="pruned"), [])
-                continue
-            keep.append(state.url)
-        return keep, gone
+            else:
+                live += 1
+        for url, _path in gone:
+            known = self.store.get(url)
+            if known is not None:
+                self.store.complete(url, replace(known, status="gone", error="pruned"), [])
+        return live, gone
+
+    def _live_urls(self) -> Iterator[str]:
+        """On the store thread: the URLs of every page in the output, in URL order (streamed)."""
+        assert self.store is not None
+        for state in self.store.iter_states():
+            if _is_live(state):
+                yield state.url
+
+    def _write_jsonl(self, jsonl: Path, sources: list[Path], meta: dict[str, Any]) -> int:
+        # On the store thread, so the URL list streams from LevelDB instead of living in memory.
+        return finalize_jsonl(jsonl, sources, self._live_urls(), meta)
 
     async def _finish(self, *, interrupted: bool, error: str) -> CrawlSummary:
         assert self.store is not None
@@ -956,8 +977,8 @@ class SiteCrawl:
             )
             return self._summary(ok=False, interrupted=True, error=error or "interrupted")
         prune = self.mode != "full" and self._can_prune()
-        keep, gone = await self._db(self._collect, prune)
-        if self.mode == "full" and not keep:
+        live, gone = await self._db(self._collect_gone, prune)
+        if self.mode == "full" and not live:
             await self.shared.index.finish_crawl(
                 self.crawl_id,
                 utc_now(),
@@ -987,7 +1008,7 @@ class SiteCrawl:
             "mode": self.mode,
             **{k: v for k, v in self._counts().items() if k != "pages"},
         }
-        pages = await asyncio.to_thread(finalize_jsonl, jsonl, [jsonl, part], keep, meta)
+        pages = await self._db(self._write_jsonl, jsonl, [jsonl, part], meta)
         part.unlink(missing_ok=True)
         await asyncio.to_thread(
             write_llms_files, self.out_dir, jsonl, self.site.key, self.site.allowed_domain
