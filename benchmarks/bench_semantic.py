@@ -143,7 +143,7 @@ class _Searcher:
 
 
 def _runtime_of(model_id: str | None) -> str:
-    return "torch-int8" if model_id and "/int8/" in model_id else "torch"
+    return hybrid.runtime_for(model_id or "")
 
 
 def _rows() -> list[dict]:  # type: ignore[type-arg]

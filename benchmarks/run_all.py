@@ -54,7 +54,8 @@ def steps(quick: bool) -> dict[str, list[list[str]]]:
         ],
         "incremental": [[PY, str(HERE / "bench_incremental.py")]],
         "memory": [[PY, str(HERE / "bench_memory.py"), "--sizes", "2000,10000" if quick else "20000,100000"]],
-        "mcp": [[PY, str(HERE / "bench_mcp.py")]],
+        # needs a crawled python-3.11 config and its docs server: see bench_mcp.py's docstring
+        "mcp": [],
         "semantic": [[PY, str(HERE / "bench_semantic.py")]],
     }
 
@@ -62,7 +63,7 @@ def steps(quick: bool) -> dict[str, list[list[str]]]:
 def main() -> int:
     need_shared()
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--only", default="crawl,extract,search,incremental,memory,mcp,semantic")
+    ap.add_argument("--only", default="crawl,extract,search,incremental,memory,semantic")
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     plan = steps(args.quick)
