@@ -23,10 +23,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from harness import CORPUS, VENV_BIN, docserve, need_shared, run_measured, stats, table  # noqa: E402
+from harness import CORPUS, VENV_BIN, docserve, need_shared, run_measured, stats, table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from doc_scraper.write.files import parse_frontmatter  # noqa: E402
+from doc_scraper.write.files import parse_frontmatter
 
 CONFIG = """\
 output_base_dir: {work}/out
@@ -105,7 +105,7 @@ def main() -> int:
             prefix = "/" + info["url"].split("/", 3)[3]
             with tempfile.TemporaryDirectory() as tmp:
                 stats(info["stats_url"], reset=True)
-                summary, tail = crawl(Path(tmp), info["start_url"], prefix)
+                summary, _tail = crawl(Path(tmp), info["start_url"], prefix)
                 served = stats(info["stats_url"])
                 out = check_output(Path(tmp))
             rows.append({"site": name, "page_count": meta["page_count"], **summary, **out,
