@@ -797,7 +797,8 @@ class SiteCrawl:
                 return "duplicate_content"
             self._contents_seen.add(key)
         if relpath:
-            key = hash(relpath)
+            # casefold: API.md and api.md are one file on macOS and Windows; never overwrite.
+            key = hash(relpath.casefold())
             if key in self._paths_seen:
                 return "duplicate_path"
             self._paths_seen.add(key)

@@ -60,6 +60,10 @@ PAGE_EXTENSIONS = frozenset(
     }
 )
 
+# Unicode whitespace and C0 controls at either end, stripped in one pass: ``str.strip``
+# then urlsplit's own C0 stripping could each expose more for the other (not idempotent).
+_EDGE_SPACE = re.compile(r"^[\s\x00-\x20]+|[\s\x00-\x20]+$")
+
 _MAX_SEGMENT_BYTES = 100
 _UNSAFE_SEGMENT_CHARS = re.compile(r'[<>:"/\\|?*\x00-\x1f\x7f]')
 _WINDOWS_RESERVED = frozenset(
@@ -141,10 +145,10 @@ def normalize_url(url: str, keep_query_params: tuple[str, ...] = ()) -> str:
     kept as is. URLs of other schemes only lose their fragment. Raises
     ``ValueError`` for a URL that cannot be parsed (bad port, bad IPv6 literal).
     """
-    parts = urlsplit(url.strip())
+    parts = urlsplit(_EDGE_SPACE.sub("", url))
     scheme = parts.scheme.lower()
     if scheme not in _DEFAULT_PORTS:
-        return urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, ""))
+        return _EDGE_SPACE.sub("", urlunsplit((parts.scheme, parts.netloc, parts.path, parts.query, "")))
     host = _normalize_host(parts.hostname or "")
     port = parts.port  # raises ValueError when out of range or not a number
     path = _remove_dot_segments(_normalize_percent(parts.path or "/", _PATH_SAFE))

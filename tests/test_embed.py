@@ -84,6 +84,7 @@ def test_without_the_runtime_loading_fails_with_the_install_hint(monkeypatch: py
         embed.load_embedder(runtime="torch")
 
 
+@pytest.mark.slow
 def test_the_real_model_puts_a_paraphrase_closer_than_an_unrelated_text(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

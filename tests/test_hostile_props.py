@@ -223,13 +223,10 @@ def test_fts_query_building_and_search_never_raise(query: str) -> None:
         assert result.url == "http://x/tasks"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="index: a lone surrogate (JSON '\\ud800') reaches apsw and raises "
-    "UnicodeEncodeError; see the report",
-)
 def test_search_with_a_lone_surrogate_does_not_raise() -> None:
-    assert _index().search('" NEAR \ud800') == []
+    # The surrogate is replaced; what is left ("NEAR") is an ordinary word of the fixture page.
+    results = _index().search('" NEAR \ud800')
+    assert all("NEAR" in r.snippet for r in results)
 
 
 # -- frontmatter --------------------------------------------------------------------------------

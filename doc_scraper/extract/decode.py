@@ -70,13 +70,17 @@ def _codec(label: str | None) -> str | None:
 
 
 def sniff_encoding(body: bytes, charset: str | None = None) -> str:
-    """The codec to decode ``body`` with: HTTP charset, BOM, <meta>, else UTF-8."""
-    declared = _codec(charset)
-    if declared:
-        return declared
+    """The codec to decode ``body`` with: BOM, HTTP charset, <meta>, else UTF-8.
+
+    A byte-order mark wins over the header, as in browsers: servers mislabel
+    files far more often than a BOM lies.
+    """
     for bom, name in _BOMS:
         if body.startswith(bom):
             return name
+    declared = _codec(charset)
+    if declared:
+        return declared
     match = _META_CHARSET.search(body, 0, 4096)
     if match:
         meta = _codec(match.group(1).decode("ascii", "replace"))

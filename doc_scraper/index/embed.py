@@ -261,7 +261,7 @@ def distil_static(path: Path, out: Path, *, batch: int = 512) -> Path:
 
 
 class StaticEmbedder:
-    """Static embeddings distilled from all-MiniLM-L6-v2: a text is the weighted mean of its word-piece vectors."""
+    """Static embeddings distilled from all-MiniLM-L6-v2: a text is the weighted mean of its word pieces."""
 
     def __init__(self, path: Path, *, max_tokens: int = 512) -> None:
         try:
@@ -274,7 +274,10 @@ class StaticEmbedder:
         if not (folder / "table.npy").is_file():
             t0 = time.perf_counter()
             distil_static(path, folder)
-            logger.info("embed.static_built", extra={"dir": str(folder), "seconds": round(time.perf_counter() - t0, 1)})
+            logger.info(
+                "embed.static_built",
+                extra={"dir": str(folder), "seconds": round(time.perf_counter() - t0, 1)},
+            )
         self.table = np.load(folder / "table.npy").astype("<f4")
         self.tokenizer = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.no_padding()

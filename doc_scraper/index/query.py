@@ -144,7 +144,8 @@ def section_identifiers(anchor: str, title: str, text: str) -> tuple[dict[str, i
 
 def parse_query(query: str) -> ParsedQuery:
     """Understand a user query; never raises."""
-    text = " ".join((query or "").split())
+    query = (query or "").encode("utf-8", "replace").decode("utf-8")  # lone surrogates
+    text = " ".join(query.split())
     identifiers: list[str] = []
     for raw in text.split(" "):
         token = raw.strip("()[]{}'\",;:!?*")

@@ -122,6 +122,8 @@ def search(
 ) -> list[SearchResult]:
     """Run ``query`` against the live index; never raises for odd query text."""
     limit = max(1, min(int(limit), MAX_LIMIT))
+    # A lone surrogate (valid JSON from an MCP client) cannot reach SQLite as UTF-8.
+    query = (query or "").encode("utf-8", "replace").decode("utf-8")
     parsed = parse_query(query)
     if not parsed.terms and not parsed.identifiers:
         return []
