@@ -15,7 +15,6 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

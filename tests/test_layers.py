@@ -67,9 +67,9 @@ def test_stages_do_not_import_each_other() -> None:
             continue
         for name in names:
             parts = name.split(".")
-            if parts[0] == "doc_scraper" and len(parts) > 1 and parts[1] in STAGES and parts[1] != stage:
-                if parts[1] not in STAGE_EDGES[stage]:
-                    wrong.append(f"{rel} imports {name}")
+            other = parts[1] if parts[0] == "doc_scraper" and len(parts) > 1 else ""
+            if other in STAGES and other != stage and other not in STAGE_EDGES[stage]:
+                wrong.append(f"{rel} imports {name}")
     assert wrong == []
 
 
