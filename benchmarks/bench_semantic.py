@@ -298,7 +298,7 @@ def main() -> None:
     ap.add_argument("-limit", "--limit", type=int, default=10)
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("words", nargs="*")
-    args = ap.parse_args()
+    args = ap.parse_intermixed_args()
     if args.command == "embed" and args.runtime is None:
         args.runtime = embed.DEFAULT_RUNTIME
     {

@@ -44,7 +44,7 @@ RRF_K = 2  # reciprocal rank fusion constant: small, as the lexical ranking is t
 W_LEXICAL = 1.0
 W_DENSE = 0.1
 DENSE_CANDIDATES = 100  # sections taken from each ranking into the fusion
-LEXICAL_CANDIDATES = 100
+LEXICAL_CANDIDATES = 40  # each one gets a snippet built: the main cost of a hybrid query
 # Relevance below CUTOFF: the docs do not cover the query. Relevance = best cosine + W_AGREE per page
 # found in both the dense and the lexical top AGREE_TOP. Off (0.0) by default: with the static model
 # off-topic queries reach cosines as high as on-topic ones (0.75 for a football question), and the
@@ -138,8 +138,10 @@ def search(
     dense = matrix.search(qvec, DENSE_CANDIDATES, site_key=site_key)
     pinned_ids = _defining_sections(conn, parsed, site_key)
     meta = _section_meta(conn, [sid for sid, _ in dense] + list(pinned_ids))
-    lexical = _search.search(conn, query, site_key=site_key, limit=LEXICAL_CANDIDATES, one_per_page=False)
-    if not pinned_ids and _relevance(dense, lexical, meta) < cutoff:
+    lexical: list[SearchResult] = []
+    if mode == "hybrid" or cutoff > 0:
+        lexical = _search.search(conn, query, site_key=site_key, limit=LEXICAL_CANDIDATES, one_per_page=False)
+    if cutoff > 0 and not pinned_ids and _relevance(dense, lexical, meta) < cutoff:
         logger.debug(
             "search.cutoff", extra={"query": text, "best_cosine": round(dense[0][1], 3) if dense else 0}
         )

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from doc_scraper.errors import StateError
 from doc_scraper.index import history, pages
+from doc_scraper.index import hybrid as _hybrid
 from doc_scraper.index import search as _search
 from doc_scraper.index.db import DEFAULT_QUERY_TIME_LIMIT, open_connection, snapshot, time_limit
 
@@ -70,11 +71,36 @@ class IndexReader:
     # -------------------------------------------------------------- queries
 
     def search(
-        self, query: str, *, site_key: str | None = None, limit: int = 10, one_per_page: bool = True
+        self,
+        query: str,
+        *,
+        site_key: str | None = None,
+        limit: int = 10,
+        one_per_page: bool = True,
+        mode: str | None = None,
     ) -> list[SearchResult]:
+        """``mode``: lexical, dense or hybrid; None: hybrid if the index has vectors and the extra is on."""
         conn = self._conn()
+        chosen, embedder = _hybrid.resolve_mode(conn, mode)  # may load the model: outside the time limit
         with time_limit(conn, self.time_limit_s), snapshot(conn):
-            return _search.search(conn, query, site_key=site_key, limit=limit, one_per_page=one_per_page)
+            if chosen == "lexical":
+                return _search.search(conn, query, site_key=site_key, limit=limit, one_per_page=one_per_page)
+            return _hybrid.search(
+                conn,
+                query,
+                embedder=embedder,
+                mode=chosen,
+                db_key=str(self.db_path),
+                site_key=site_key,
+                limit=limit,
+                one_per_page=one_per_page,
+            )
+
+    def search_mode(self) -> str:
+        """The mode ``search`` uses by default: ``hybrid`` or ``lexical``."""
+        from doc_scraper.index.embed import index_mode
+
+        return index_mode(self._conn())
 
     def list_pages(self, site_key: str, offset: int = 0, limit: int = 100) -> tuple[list[PageInfo], int]:
         conn = self._conn()

@@ -258,7 +258,7 @@ _matrix_cache: dict[str, tuple[tuple[Any, ...], VectorMatrix]] = {}
 
 
 def _fingerprint(conn: apsw.Connection) -> tuple[Any, ...]:
-    row = fetch_one(conn, "SELECT count(*), max(rowid), sum(section_id % 9973) FROM section_vectors")
+    row = fetch_one(conn, "SELECT count(*), max(rowid) FROM section_vectors")
     gens = fetch_all(conn, "SELECT site_key, live_generation FROM sites ORDER BY site_key")
     return (tuple(row or ()), tuple(tuple(g) for g in gens))
 
