@@ -19,7 +19,6 @@ vector yet (re-using vectors of unchanged text), off the event loop.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import importlib
@@ -423,6 +422,8 @@ def _write_tx(conn: apsw.Connection) -> Iterator[None]:
 
 async def embed_pending(db_path: Path, embedder: Embedder | None = None) -> EmbedStats:
     """Embed the sections added since the last pass, off the event loop (loads the model if none given)."""
+    import asyncio  # here, not at the top: the search CLI imports this module and must start fast
+
     if embedder is None:
         embedder = await asyncio.to_thread(load_embedder)
     return await asyncio.to_thread(embed_pending_sync, db_path, embedder)
