@@ -15,9 +15,6 @@ if TYPE_CHECKING:
     from doc_scraper.index.search import SearchResult
     from doc_scraper.models import CrawlProgress, CrawlSummary, ExtractOptions, ParsedPage
 
-CRAWL_MODES = ("full", "incremental", "resume")
-
-
 async def crawl_sites(
     config: Config,
     site_keys: list[str],

@@ -92,11 +92,6 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def site_folder_name(key: str) -> str:
-    # Site keys are validated as [A-Za-z0-9][A-Za-z0-9_.-]*, safe as a folder name.
-    return key
-
-
 _POOL: concurrent.futures.ProcessPoolExecutor | None = None
 
 
@@ -242,7 +237,7 @@ class SiteCrawl:
         self.stats = Stats()
         self.started_at = utc_now()
         self.t0 = time.monotonic()
-        name = site_folder_name(site.key)
+        name = site.key  # validated as [A-Za-z0-9][A-Za-z0-9_.-]*: safe as a folder name
         self.out_live = Path(config.output_base_dir) / name
         self.state_live = Path(config.state_dir) / name
         self.out_dir = self.out_live

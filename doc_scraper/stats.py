@@ -21,6 +21,3 @@ class Stats:
         """Counters under ``prefix/`` with the prefix removed."""
         cut = len(prefix) + 1
         return {k[cut:]: v for k, v in sorted(self.counts.items()) if k.startswith(prefix + "/")}
-
-    def as_dict(self) -> dict[str, int]:
-        return dict(sorted(self.counts.items()))

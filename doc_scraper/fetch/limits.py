@@ -88,15 +88,6 @@ class HostLimits:
         else:
             self._backoff[host] = backoff / 2
 
-    def _reserve(self, host: str, delay: float) -> float:
-        """Book the next start time for ``host``; return how long to wait for it."""
-        now = self._clock()
-        start = max(now, self._next_free.get(host, 0.0))
-        spacing = delay * self._rand(1.0 - self._jitter, 1.0 + self._jitter) if delay > 0 else 0.0
-        spacing = max(spacing, self._floor.get(host, 0.0))
-        self._next_free[host] = start + spacing
-        return start - now
-
     @asynccontextmanager
     async def slot(self, host: str, delay: float = 0.0) -> AsyncIterator[None]:
         """Hold a request slot for ``host``, spaced ``delay`` seconds (jittered) from the last."""

@@ -13,8 +13,6 @@ import json
 import os
 from typing import IO, TYPE_CHECKING, Any
 
-from doc_scraper.write.files import atomic_write_bytes
-
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
@@ -162,14 +160,3 @@ def read_meta(path: Path) -> dict[str, Any] | None:
         if isinstance(data, dict) and data.get("record_type") == "crawl_meta":
             return data
     return None
-
-
-__all__ = [
-    "PART_SUFFIX",
-    "JsonlAppender",
-    "atomic_write_bytes",
-    "finalize_jsonl",
-    "iter_pages",
-    "page_json",
-    "read_meta",
-]
