@@ -597,7 +597,10 @@ class SiteCrawl:
             self.stats.inc("skipped/robots")
             await self._complete(url, depth, status="skipped", error="robots", prior=prior)
             return PageOutcome(url, "skipped", depth, error="robots")
-        host_delay = max(site.delay_per_host, rules.crawl_delay(site.user_agent) or 0.0)
+        crawl_delay = rules.crawl_delay(site.user_agent)
+        if crawl_delay:
+            # A floor under the jittered delay, kept by the limiter for every request to the host.
+            self.shared.limits.set_floor_delay(host_key(url), crawl_delay)
         known_ok = (
             prior is not None
             and self.mode != "full"
@@ -608,7 +611,7 @@ class SiteCrawl:
             result = await self.shared.fetcher.fetch(
                 url,
                 user_agent=site.user_agent,
-                delay=host_delay,
+                delay=site.delay_per_host,
                 etag=(prior.etag or None) if known_ok and prior else None,
                 last_modified=(prior.last_modified or None) if known_ok and prior else None,
                 max_bytes=self.config.max_page_size_bytes,
@@ -686,7 +689,8 @@ class SiteCrawl:
             "last_modified": result.headers.get("last-modified", ""),
             "http_status": result.status,
         }
-        duplicate = self._duplicate_reason(parsed, final, depth)
+        relpath = self.scope.relpath(final)
+        duplicate = self._duplicate_reason(parsed, final, depth, relpath or "")
         if duplicate:
             # Validators kept: the next incremental run asks for this URL conditionally too.
             self.stats.inc(f"skipped/{duplicate}")
@@ -702,7 +706,6 @@ class SiteCrawl:
             return PageOutcome(url, "skipped", depth, result.status, error=duplicate)
         new_links = self._follow(parsed.links, depth)
         if parsed.needs_javascript:
-            self.stats.inc("outcome_js/shell")
             logger.warning(
                 "page.needs_javascript",
                 extra={"site": site.key, "url": final, "framework": parsed.detection.framework},
@@ -719,7 +722,6 @@ class SiteCrawl:
             )
             return PageOutcome(url, "shell", depth, result.status, error="needs_javascript")
 
-        relpath = self.scope.relpath(final)
         if relpath is None:
             await self._complete(url, depth, status="skipped", error="unmappable", prior=prior)
             return PageOutcome(url, "skipped", depth, error="unmappable")
@@ -799,7 +801,7 @@ class SiteCrawl:
             self._paths_seen.add(key)
         return ""
 
-    def _duplicate_reason(self, parsed: ParsedPage, final: str, depth: int) -> str:
+    def _duplicate_reason(self, parsed: ParsedPage, final: str, depth: int, relpath: str) -> str:
         if self._canonical_link(parsed, final, depth):
             return "canonical_elsewhere"
         if parsed.needs_javascript or not parsed.markdown.strip():
@@ -807,7 +809,7 @@ class SiteCrawl:
         # Link targets are resolved against the page URL, so the same page served at two
         # URLs differs only in them: compare the content without link targets.
         text_key = hashlib.sha256(_LINK_TARGETS.sub("]()", parsed.markdown).encode()).hexdigest()
-        return self._claim_content(text_key, self.scope.relpath(final) or "", final)
+        return self._claim_content(text_key, relpath, final)
 
     def _check_redirect(self, target: str) -> str | None:
         """Refuse a redirect hop out of scope, or to a page this crawl already has."""
@@ -960,13 +962,7 @@ class SiteCrawl:
             self.stats.inc("skipped/max_pages", max(1, await self._db(self.store.queued_count)))
         logger.info("crawl.finalizing", extra={"site": self.site.key, "interrupted": interrupted})
         if interrupted:
-            await self.shared.index.finish_crawl(
-                self.crawl_id,
-                utc_now(),
-                self._counts(),
-                commit=False,
-                retention=self.config.crawl_history_retention,
-            )
+            await self._end_index_crawl(utc_now(), commit=False)
             logger.warning(
                 "crawl.interrupted",
                 extra={"site": self.site.key, "resume": f"doc-scraper crawl -site {self.site.key} -resume"},
@@ -975,13 +971,7 @@ class SiteCrawl:
         prune = self.mode != "full" and self._can_prune()
         live, gone = await self._db(self._collect_gone, prune)
         if self.mode == "full" and not live:
-            await self.shared.index.finish_crawl(
-                self.crawl_id,
-                utc_now(),
-                self._counts(),
-                commit=False,
-                retention=self.config.crawl_history_retention,
-            )
+            await self._end_index_crawl(utc_now(), commit=False)
             return self._summary(
                 ok=False,
                 error="crawl completed with zero successful pages; "
@@ -1011,9 +1001,7 @@ class SiteCrawl:
         )
         self.pages_total = pages
         await self._db(self.store.finish_run, "complete")
-        await self.shared.index.finish_crawl(
-            self.crawl_id, ended, self._counts(), commit=True, retention=self.config.crawl_history_retention
-        )
+        await self._end_index_crawl(ended, commit=True)
         if self.staged:
             await self._close_store()
             await asyncio.to_thread(self._swap)
@@ -1023,6 +1011,12 @@ class SiteCrawl:
             extra={"site": self.site.key, **self._counts(), "seconds": round(summary.duration_s, 2)},
         )
         return summary
+
+    async def _end_index_crawl(self, ended: str, *, commit: bool) -> None:
+        """Record the crawl in the index; ``commit`` makes its generation live (else kept for resume)."""
+        await self.shared.index.finish_crawl(
+            self.crawl_id, ended, self._counts(), commit=commit, retention=self.config.crawl_history_retention
+        )
 
     def _swap(self) -> None:
         """Staging -> live for output and state, with .old as the crash-safe middle step."""
