@@ -91,6 +91,12 @@ class _Candidate:
     terms: list[int] = field(default_factory=list)
     score: float = 0.0
 
+    @classmethod
+    def from_row(cls, row: Any, bm25: float = 0.0) -> _Candidate:
+        """From a row starting (id, site_key, url, anchor, title, heading_path, level, crawled_at)."""
+        section_id, site_key, url, anchor, title, heading_path, level, crawled_at = row[:8]
+        return cls(section_id, site_key, url, anchor, title, heading_path, level, crawled_at, bm25=bm25)
+
 
 def search_sql(*, limit: int) -> str:
     """Stage 1: the best ``limit`` sections matching ``?1`` by weighted bm25 (FTS5 only, no joins)."""
@@ -184,17 +190,7 @@ def _fts_candidates(conn: apsw.Connection, match: str, site_key: str | None) -> 
             break
         params: tuple[Any, ...] = (json.dumps(chunk), site_key) if site_key else (json.dumps(chunk),)
         for row in conn.execute(sections_sql(site_filter=bool(site_key)), params):
-            out[row[0]] = _Candidate(
-                section_id=row[0],
-                site_key=row[1],
-                url=row[2],
-                anchor=row[3],
-                title=row[4],
-                heading_path=row[5],
-                level=row[6],
-                crawled_at=row[7],
-                bm25=bm25[row[0]],
-            )
+            out[row[0]] = _Candidate.from_row(row, bm25=bm25[row[0]])
     if len(out) > CANDIDATES:
         keep = sorted(out.values(), key=lambda c: -c.bm25)[:CANDIDATES]
         out = {c.section_id: c for c in keep}
@@ -232,16 +228,7 @@ def _add_identifier_candidates(
     for row in conn.execute(sql, params):
         cand = candidates.get(row[0])
         if cand is None:
-            cand = _Candidate(
-                section_id=row[0],
-                site_key=row[1],
-                url=row[2],
-                anchor=row[3],
-                title=row[4],
-                heading_path=row[5],
-                level=row[6],
-                crawled_at=row[7],
-            )
+            cand = _Candidate.from_row(row)
             candidates[row[0]] = cand
         cand.ident = max(cand.ident, int(row[8]))
 
