@@ -25,11 +25,9 @@ import concurrent.futures.process
 import contextlib
 import ctypes
 import functools
-import hashlib
 import logging
 import multiprocessing
 import os
-import re
 import shutil
 import signal
 import sys
@@ -806,10 +804,8 @@ class SiteCrawl:
             return "canonical_elsewhere"
         if parsed.needs_javascript or not parsed.markdown.strip():
             return ""
-        # Link targets are resolved against the page URL, so the same page served at two
-        # URLs differs only in them: compare the content without link targets.
-        text_key = hashlib.sha256(_LINK_TARGETS.sub("]()", parsed.markdown).encode()).hexdigest()
-        return self._claim_content(text_key, relpath, final)
+        # text_hash ignores link targets (computed in the worker, off the event loop).
+        return self._claim_content(parsed.text_hash, relpath, final)
 
     def _check_redirect(self, target: str) -> str | None:
         """Refuse a redirect hop out of scope, or to a page this crawl already has."""
@@ -1069,8 +1065,6 @@ class SiteCrawl:
             output_dir=str(self.out_live),
         )
 
-
-_LINK_TARGETS = re.compile(r"\]\([^)\s]*")
 
 # Errors after which a known page keeps its previous output.
 _KEEP_ON = frozenset(

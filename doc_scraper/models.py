@@ -97,6 +97,9 @@ class ParsedPage:
     title: str
     markdown: str  # links inside are absolute URLs; the writer relativises them
     content_hash: str  # SHA-256 hex of ``markdown``
+    # SHA-256 of the Markdown with link targets blanked: the same page served at two URLs
+    # differs only in its resolved links, so this is what duplicate detection compares.
+    text_hash: str = ""
     headings: tuple[str, ...] = ()
     links: tuple[str, ...] = ()  # absolute http(s) URLs to follow, fragments dropped
     canonical: str | None = None

@@ -30,6 +30,7 @@ logger = logging.getLogger(__name__)
 
 # Site suffixes of <title>: "Page — Python 3.11 documentation", "Page | Docusaurus", "Page - MkDocs".
 _TITLE_SEPARATORS = (" — ", " | ", " - ", " – ", " · ", " :: ", " » ")
+_LINK_TARGETS = re.compile(r"\]\([^)\s]*")  # a Markdown link target, up to its end
 _MARKER_LINE = re.compile("^" + SECTION_MARK + r"\d+" + SECTION_END + r"[ \t]*\n?", re.MULTILINE)
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
 # C0 controls lxml refuses in attribute and text values, and the private-use characters this
@@ -164,6 +165,7 @@ def _parse_page(
         title=title,
         markdown=markdown,
         content_hash=hashlib.sha256(markdown.encode("utf-8")).hexdigest(),
+        text_hash=hashlib.sha256(_LINK_TARGETS.sub("]()", markdown).encode("utf-8")).hexdigest(),
         headings=converted.headings,
         links=links,
         canonical=canonical,
