@@ -79,21 +79,24 @@ def test_an_unknown_runtime_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_without_the_runtime_loading_fails_with_the_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(embed, "semantic_available", lambda: False)
-    with pytest.raises(embed.EmbeddingError, match=r"doc-scraper\[semantic\]"):
-        embed.load_embedder(runtime="torch")
+    monkeypatch.setattr(embed, "semantic_available", lambda runtime=None: False)
+    for runtime in ("onnx", "torch"):
+        with pytest.raises(embed.EmbeddingError, match=r"doc-scraper\[semantic\]"):
+            embed.load_embedder(runtime=runtime)
 
 
 @pytest.mark.slow
 def test_the_real_model_puts_a_paraphrase_closer_than_an_unrelated_text(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    pytest.importorskip("tokenizers")
     np = pytest.importorskip("numpy")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # never download, whatever is installed
+    monkeypatch.setenv(embed.ONNX_DIR_ENV, str(tmp_path))  # builds the int8 graph from the weights here
     try:
-        embedder = embed.load_embedder(runtime="torch-int8")
+        embedder = embed.load_embedder(runtime="onnx")
     except embed.EmbeddingError as exc:
         pytest.skip(f"no local model: {exc}")
     vecs = embedder.embed(
@@ -105,5 +108,8 @@ def test_the_real_model_puts_a_paraphrase_closer_than_an_unrelated_text(
 
 
 def test_semantic_availability_follows_the_installed_modules() -> None:
-    expected = all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers", "numpy"))
-    assert embed.semantic_available() is expected
+    modules = ("onnxruntime", "onnx", "numpy", "tokenizers")
+    expected = all(importlib.util.find_spec(m) is not None for m in modules)
+    assert embed.semantic_available("onnx") is expected
+    torch_expected = all(importlib.util.find_spec(m) is not None for m in ("torch", "transformers", "numpy"))
+    assert embed.semantic_available("torch") is torch_expected

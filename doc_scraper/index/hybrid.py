@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from doc_scraper.index.embed import Embedder
     from doc_scraper.index.query import ParsedQuery
-    from doc_scraper.index.search import SearchResult
+    from doc_scraper.index.search import Candidate, SearchResult
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ class _Hit:
     key: tuple[str, str, str]  # site_key, url, anchor
     score: float = 0.0
     cosine: float | None = None
-    lexical: SearchResult | None = None
+    lexical: Candidate | None = None
     section_id: int | None = None
     pinned: bool = False
 
@@ -70,6 +70,8 @@ def runtime_for(model_id: str) -> str:
     """The embedding runtime that made vectors recorded as ``model_id``."""
     if "/static-" in model_id:
         return "static"
+    if "/onnx-" in model_id:
+        return "onnx" if "/onnx-int8/" in model_id else "onnx-fp32"
     return "torch-int8" if "/int8/" in model_id else "torch"
 
 
@@ -138,9 +140,11 @@ def search(
     dense = matrix.search(qvec, DENSE_CANDIDATES, site_key=site_key)
     pinned_ids = _defining_sections(conn, parsed, site_key)
     meta = _section_meta(conn, [sid for sid, _ in dense] + list(pinned_ids))
-    lexical: list[SearchResult] = []
+    lexical: list[Candidate] = []
     if mode == "hybrid" or cutoff > 0:
-        lexical = _search.search(conn, query, site_key=site_key, limit=LEXICAL_CANDIDATES, one_per_page=False)
+        _, lexical = _search.rank(
+            conn, query, site_key=site_key, limit=LEXICAL_CANDIDATES, one_per_page=False
+        )
     if cutoff > 0 and not pinned_ids and _relevance(dense, lexical, meta) < cutoff:
         logger.debug(
             "search.cutoff", extra={"query": text, "best_cosine": round(dense[0][1], 3) if dense else 0}
@@ -184,7 +188,7 @@ def search(
 
 def _relevance(
     dense: list[tuple[int, float]],
-    lexical: list[SearchResult],
+    lexical: list[Candidate],
     meta: dict[int, tuple[tuple[str, str, str], tuple[Any, ...]]],
 ) -> float:
     """How much the docs seem to cover the query: best cosine, plus agreement of the two rankings.
@@ -252,24 +256,14 @@ def _results(
 ) -> list[SearchResult]:
     from doc_scraper.index.search import SearchResult
 
+    lexical_ids = [hit.lexical.section_id for hit in chosen if hit.lexical is not None]
+    found = _search.snippets_for(conn, parsed, lexical_ids)
     tok = snippets.tokenizer(conn)
     stems = snippets.query_stems(tok, parsed.terms)
     out: list[SearchResult] = []
     for hit in chosen:
         if hit.lexical is not None:
-            res = hit.lexical
-            out.append(
-                SearchResult(
-                    site_key=res.site_key,
-                    url=res.url,
-                    anchor=res.anchor,
-                    title=res.title,
-                    heading_path=res.heading_path,
-                    snippet=res.snippet,
-                    score=round(hit.score, 4),
-                    crawled_at=res.crawled_at,
-                )
-            )
+            out.append(hit.lexical.result(found.get(hit.lexical.section_id, ""), round(hit.score, 4)))
             continue
         assert hit.section_id is not None
         _, row = meta[hit.section_id]

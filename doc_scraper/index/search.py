@@ -75,7 +75,7 @@ class SearchResult:
 
 
 @dataclass(slots=True)
-class _Candidate:
+class Candidate:
     section_id: int
     site_key: str
     url: str
@@ -92,10 +92,22 @@ class _Candidate:
     score: float = 0.0
 
     @classmethod
-    def from_row(cls, row: Any, bm25: float = 0.0) -> _Candidate:
+    def from_row(cls, row: Any, bm25: float = 0.0) -> Candidate:
         """From a row starting (id, site_key, url, anchor, title, heading_path, level, crawled_at)."""
         section_id, site_key, url, anchor, title, heading_path, level, crawled_at = row[:8]
         return cls(section_id, site_key, url, anchor, title, heading_path, level, crawled_at, bm25=bm25)
+
+    def result(self, snippet: str, score: float | None = None) -> SearchResult:
+        return SearchResult(
+            site_key=self.site_key,
+            url=self.url,
+            anchor=self.anchor,
+            title=self.title,
+            heading_path=_path(self.heading_path),
+            snippet=snippet,
+            score=round(self.score if score is None else score, 4),
+            crawled_at=self.crawled_at,
+        )
 
 
 def search_sql(*, limit: int) -> str:
@@ -127,27 +139,41 @@ def search(
     one_per_page: bool = True,
 ) -> list[SearchResult]:
     """Run ``query`` against the live index; never raises for odd query text."""
+    parsed, chosen = rank(conn, query, site_key=site_key, limit=limit, one_per_page=one_per_page)
+    found = _snippets(conn, parsed, [c.section_id for c in chosen]) if chosen else {}
+    return [c.result(found.get(c.section_id, "")) for c in chosen]
+
+
+def rank(
+    conn: apsw.Connection,
+    query: str,
+    *,
+    site_key: str | None = None,
+    limit: int = 10,
+    one_per_page: bool = True,
+) -> tuple[ParsedQuery, list[Candidate]]:
+    """The parsed query and the best ``limit`` sections, without snippets (the costly part)."""
     limit = max(1, min(int(limit), MAX_LIMIT))
     # A lone surrogate (valid JSON from an MCP client) cannot reach SQLite as UTF-8.
     query = (query or "").encode("utf-8", "replace").decode("utf-8")
     parsed = parse_query(query)
     if not parsed.terms and not parsed.identifiers:
-        return []
+        return parsed, []
     match = parsed.match
     try:
         candidates = _fts_candidates(conn, match, site_key)
     except apsw.SQLError:
         if not parsed.fallback:
-            return []
+            return parsed, []
         match = parsed.fallback  # the user's FTS5 syntax was invalid: search its words instead
         candidates = _fts_candidates(conn, match, site_key)
     _add_identifier_candidates(conn, parsed, site_key, candidates)
     if not candidates:
-        return []
+        return parsed, []
     weights = _term_info(conn, parsed, candidates)
     n_pairs = _pair_info(conn, parsed, candidates)
     ranked = _rescore(weights, n_pairs, list(candidates.values()))
-    chosen: list[_Candidate] = []
+    chosen: list[Candidate] = []
     pages_seen: set[tuple[str, str]] = set()
     for cand in ranked:
         page = (cand.site_key, cand.url)
@@ -157,23 +183,15 @@ def search(
         chosen.append(cand)
         if len(chosen) >= limit:
             break
-    found = _snippets(conn, parsed, [c.section_id for c in chosen])
-    return [
-        SearchResult(
-            site_key=c.site_key,
-            url=c.url,
-            anchor=c.anchor,
-            title=c.title,
-            heading_path=_path(c.heading_path),
-            snippet=found.get(c.section_id, ""),
-            score=round(c.score, 4),
-            crawled_at=c.crawled_at,
-        )
-        for c in chosen
-    ]
+    return parsed, chosen
 
 
-def _fts_candidates(conn: apsw.Connection, match: str, site_key: str | None) -> dict[int, _Candidate]:
+def snippets_for(conn: apsw.Connection, parsed: ParsedQuery, ids: list[int]) -> dict[int, str]:
+    """Highlighted snippets of the given sections, by section id."""
+    return _snippets(conn, parsed, ids) if ids else {}
+
+
+def _fts_candidates(conn: apsw.Connection, match: str, site_key: str | None) -> dict[int, Candidate]:
     if not match:
         return {}
     fetch = CANDIDATES * PREFILTER_FACTOR
@@ -183,14 +201,14 @@ def _fts_candidates(conn: apsw.Connection, match: str, site_key: str | None) -> 
         ranked = fetch_all(conn, search_sql(limit=1_000_000), (match,))
     bm25 = {int(r[0]): -float(r[1]) for r in ranked}
     ids = list(bm25)
-    out: dict[int, _Candidate] = {}
+    out: dict[int, Candidate] = {}
     # Metadata for the best CANDIDATES first; more only if the live-generation or site filter dropped some.
     for chunk in (ids[:CANDIDATES], ids[CANDIDATES:]):
         if not chunk or len(out) >= CANDIDATES:
             break
         params: tuple[Any, ...] = (json.dumps(chunk), site_key) if site_key else (json.dumps(chunk),)
         for row in conn.execute(sections_sql(site_filter=bool(site_key)), params):
-            out[row[0]] = _Candidate.from_row(row, bm25=bm25[row[0]])
+            out[row[0]] = Candidate.from_row(row, bm25=bm25[row[0]])
     if len(out) > CANDIDATES:
         keep = sorted(out.values(), key=lambda c: -c.bm25)[:CANDIDATES]
         out = {c.section_id: c for c in keep}
@@ -211,7 +229,7 @@ def _foreign_share(conn: apsw.Connection, site_key: str | None) -> float:
 
 
 def _add_identifier_candidates(
-    conn: apsw.Connection, parsed: ParsedQuery, site_key: str | None, candidates: dict[int, _Candidate]
+    conn: apsw.Connection, parsed: ParsedQuery, site_key: str | None, candidates: dict[int, Candidate]
 ) -> None:
     if not parsed.identifiers:
         return
@@ -228,12 +246,12 @@ def _add_identifier_candidates(
     for row in conn.execute(sql, params):
         cand = candidates.get(row[0])
         if cand is None:
-            cand = _Candidate.from_row(row)
+            cand = Candidate.from_row(row)
             candidates[row[0]] = cand
         cand.ident = max(cand.ident, int(row[8]))
 
 
-def _term_info(conn: apsw.Connection, parsed: ParsedQuery, candidates: dict[int, _Candidate]) -> list[float]:
+def _term_info(conn: apsw.Connection, parsed: ParsedQuery, candidates: dict[int, Candidate]) -> list[float]:
     """Which query terms each candidate contains, in its text and in its headings; returns term weights.
 
     Presence in the section comes from one FTS5 lookup per term, intersected
@@ -283,7 +301,7 @@ def _document_frequency(conn: apsw.Connection, stems: set[str]) -> int:
     return min(c for c in counts[1:]) if len(counts) > 1 else 0
 
 
-def _pair_info(conn: apsw.Connection, parsed: ParsedQuery, candidates: dict[int, _Candidate]) -> int:
+def _pair_info(conn: apsw.Connection, parsed: ParsedQuery, candidates: dict[int, Candidate]) -> int:
     """Count, per candidate, the adjacent query-term pairs it holds close together; returns the pair count."""
     pairs = list(zip(parsed.terms, parsed.terms[1:], strict=False))[:MAX_PAIRS]
     for a, b in pairs:
@@ -299,7 +317,7 @@ def _fts_escape(term: str) -> str:
     return term.replace('"', '""')
 
 
-def _rescore(weights: list[float], n_pairs: int, cands: list[_Candidate]) -> list[_Candidate]:
+def _rescore(weights: list[float], n_pairs: int, cands: list[Candidate]) -> list[Candidate]:
     """Final score = normalised bm25 + term coverage + heading coverage + identifier + proximity + page.
 
     Coverage terms are idf-weighted shares of the query's distinct terms, so a
