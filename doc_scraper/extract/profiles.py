@@ -60,7 +60,14 @@ PROFILES: tuple[Profile, ...] = (
         content=(".vp-doc", "main.main", "#VPContent"),
         generator=("vitepress",),
         dom=(".vp-doc", "#VPContent"),
-        exclude=(".header-anchor", ".VPDocFooter", ".edit-link", ".prev-next"),
+        exclude=(
+            ".header-anchor",
+            ".VPDocFooter",
+            ".edit-link",
+            ".prev-next",
+            "span.lang",  # the language label over a code block (the language is on the wrapper)
+            "div.line-numbers-wrapper",  # the gutter of ```lang:line-numbers, beside the <pre>
+        ),
     ),
     Profile(
         "vuepress",
@@ -71,16 +78,24 @@ PROFILES: tuple[Profile, ...] = (
     ),
     Profile(
         "starlight",
+        # The page's h1 sits in its own panel before .sl-markdown-content: take the whole main.
         content=(
+            "main[data-pagefind-body]",
             "main[data-pagefind-body] .sl-markdown-content",
             ".sl-markdown-content",
-            "main[data-pagefind-body]",
         ),
         generator=("starlight",),
         generic=("astro",),
         dom=(".sl-markdown-content", "starlight-toc", "#starlight__sidebar"),
         assets=("/_astro/",),
-        exclude=(".sl-anchor-link", "starlight-toc", "mobile-starlight-toc", ".pagination-links", ".meta"),
+        exclude=(
+            ".sl-anchor-link",
+            "starlight-toc",
+            "mobile-starlight-toc",
+            ".pagination-links",
+            ".meta",
+            "figcaption .sr-only",  # Expressive Code's "Terminal window" label
+        ),
     ),
     Profile(
         "nextra",
@@ -246,6 +261,8 @@ PROFILES: tuple[Profile, ...] = (
             "a.anchor",
             ".doc-anchor",
             ".rustdoc-breadcrumbs",
+            "summary.hideme",  # "Expand description" toggle of the item's top docs
+            "a.tooltip",  # the ⓘ marker of should_panic / ignore examples
         ),
     ),
     Profile(
