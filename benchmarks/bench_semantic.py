@@ -69,6 +69,22 @@ OFF_TOPIC = (
     "tips for a job interview in marketing",
 )
 
+# Written after the cutoff was calibrated on OFF_TOPIC, never used to tune it: a check that it generalises.
+OFF_TOPIC_HOLDOUT = (
+    "how do I descale an espresso machine",
+    "what is a good beginner workout routine at the gym",
+    "recommend a fantasy novel like the lord of the rings",
+    "how to fold a fitted sheet",
+    "when is the best time to plant tulip bulbs",
+    "how much should I tip a waiter in new york",
+    "why do cats purr",
+    "what causes the northern lights",
+    "how to negotiate a higher salary",
+    "best way to learn to play the piano as an adult",
+    "who painted the mona lisa",
+    "how to make cold brew coffee at home",
+)
+
 
 def _load_config_yaml(state: Path) -> None:
     src_cfg = state / "config.yaml"
@@ -156,6 +172,10 @@ def cmd_eval(args: argparse.Namespace) -> None:
         hybrid.RRF_K = args.rrf_k
     if args.w_dense is not None:
         hybrid.W_DENSE = args.w_dense
+    if args.w_cos is not None:
+        hybrid.W_COS = args.w_cos
+    if args.fusion:
+        hybrid.FUSION = args.fusion
     mrr = r5 = sec1 = sec10 = ndcg = 0.0
     n_sec = empty = 0
     rows = _rows()
@@ -203,6 +223,8 @@ def cmd_eval(args: argparse.Namespace) -> None:
                 "empty": empty,
                 "rrf_k": hybrid.RRF_K,
                 "w_dense": hybrid.W_DENSE,
+                "fusion": hybrid.FUSION,
+                "w_cos": hybrid.W_COS,
                 "cutoff": args.cutoff,
             }
         )
@@ -221,6 +243,7 @@ def cmd_offtopic(args: argparse.Namespace) -> None:
     on = sorted((best(q["query"]), q["query"]) for q in _rows())
     off = sorted(((best(q), q) for q in OFF_TOPIC), reverse=True)
     returned_off = [q for q in OFF_TOPIC if s.search(q, args.mode, 10, args.cutoff)]
+    returned_holdout = [q for q in OFF_TOPIC_HOLDOUT if s.search(q, args.mode, 10, args.cutoff)]
     empty_on = [q["query"] for q in _rows() if not s.search(q["query"], args.mode, 10, args.cutoff)]
     print(
         json.dumps(
@@ -231,6 +254,8 @@ def cmd_offtopic(args: argparse.Namespace) -> None:
                 "off_topic_highest_best_cosine": [(round(c, 3), q) for c, q in off[:5]],
                 "off_topic_with_results": f"{len(returned_off)}/{len(OFF_TOPIC)}",
                 "off_topic_returned": returned_off,
+                "holdout_off_topic_with_results": f"{len(returned_holdout)}/{len(OFF_TOPIC_HOLDOUT)}",
+                "holdout_returned": returned_holdout,
                 "on_topic_empty": empty_on,
             },
             indent=1,
@@ -294,6 +319,8 @@ def main() -> None:
     ap.add_argument("--cutoff", type=float, default=hybrid.CUTOFF)
     ap.add_argument("--rrf-k", type=int, default=0)
     ap.add_argument("--w-dense", type=float, default=None)
+    ap.add_argument("--w-cos", type=float, default=None)
+    ap.add_argument("--fusion", choices=["rrf", "linear"], default=None)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("-limit", "--limit", type=int, default=10)
     ap.add_argument("-v", "--verbose", action="store_true")

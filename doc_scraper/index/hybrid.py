@@ -3,18 +3,20 @@
 Stages, per query:
 
 1. embed the query; rank the live sections by cosine similarity (``vectors``);
-2. the relevance cutoff: when no section comes within ``CUTOFF`` cosine of
-   the query and no section defines an identifier it names, the docs do not
-   cover it and the answer is no results, not the least bad ones;
-3. rank the same sections lexically (``search.search``, every section, not
-   one per page);
-4. reciprocal rank fusion of the two section rankings, weighted;
+2. rank the sections lexically (``search.rank``: every section, no snippets);
+3. the relevance cutoff: when the best cosine, the agreement of the two
+   rankings and the lexical strength together stay under ``CUTOFF`` and no
+   section defines an identifier the query names, the docs do not cover it
+   and the answer is no results, not the least bad ones;
+4. fusion: each candidate of either ranking scores its lexical score
+   relative to the best plus ``W_COS`` x its exact cosine (measured better
+   than reciprocal rank fusion, kept as ``FUSION = "rrf"``);
 5. a query that is one identifier gets the sections defining it first;
-6. one best section per page, snippets for the winners.
+6. one best section per page, snippets for the winners only.
 
-``mode`` is ``lexical`` (FTS5 only, no cutoff), ``dense`` (stages 1, 2, 5, 6)
+``mode`` is ``lexical`` (FTS5 only, no cutoff), ``dense`` (stages 1, 3, 5, 6)
 or ``hybrid``. The weights and the cutoff were measured with
-``benchmarks/bench_semantic.py`` on search-python.jsonl (static runtime).
+``benchmarks/bench_semantic.py`` on search-python.jsonl (see the README).
 """
 
 from __future__ import annotations
@@ -43,15 +45,19 @@ MODES = ("lexical", "dense", "hybrid")
 RRF_K = 2  # reciprocal rank fusion constant: small, as the lexical ranking is the stronger one
 W_LEXICAL = 1.0
 W_DENSE = 0.1
+FUSION = "linear"  # or "rrf"
+W_COS = 1.0  # measured: 0.2-1.5 all within 0.01 MRR; 1.0 gave the best Recall@5 and section hit@1
 DENSE_CANDIDATES = 100  # sections taken from each ranking into the fusion
 LEXICAL_CANDIDATES = 40  # each one gets a snippet built: the main cost of a hybrid query
 # Relevance below CUTOFF: the docs do not cover the query. Relevance = best cosine + W_AGREE per page
-# found in both the dense and the lexical top AGREE_TOP. Off (0.0) by default: with the static model
-# off-topic queries reach cosines as high as on-topic ones (0.75 for a football question), and the
-# transformer runtime has not been calibrated on the full corpus yet; pass ``cutoff=`` to use it.
-CUTOFF = 0.0
-W_AGREE = 0.05
+# found in both the dense and the lexical top AGREE_TOP + W_LEX x the best lexical score (capped at
+# LEX_CAP). Calibrated on search-python.jsonl and 25 off-topic questions with the default model
+# (all-MiniLM-L6-v2, ONNX int8, 32 tokens): on-topic relevance >= 0.63, off-topic <= 0.51.
+CUTOFF = 0.57
+W_AGREE = 0.03
 AGREE_TOP = 10
+W_LEX = 0.05
+LEX_CAP = 4.0
 PIN_STRENGTH = 2  # section_idents strength of a definition
 MAX_PINNED = 3  # sections pinned for a one-identifier query
 
@@ -134,7 +140,7 @@ def search(
     text = parsed.text
     if not text:
         return []
-    # 1-2. dense ranking and the cutoff
+    # 1-3. dense and lexical rankings, the cutoff
     qvec = embedder.embed([text])[0]
     matrix = vectors.load_matrix(conn, db_key)
     dense = matrix.search(qvec, DENSE_CANDIDATES, site_key=site_key)
@@ -158,8 +164,10 @@ def search(
         hit = hits.setdefault(key, _Hit(key, section_id=sid))
         hit.cosine = cos
         hit.score += W_DENSE / (RRF_K + rank)
-    # 3-4. lexical ranking, fused
-    if mode == "hybrid":
+    # 4. fusion
+    if mode == "hybrid" and FUSION == "linear":
+        _fuse_linear(hits, lexical, matrix.cosines(qvec, [c.section_id for c in lexical]), meta)
+    elif mode == "hybrid":
         for rank, res in enumerate(lexical, 1):
             key = (res.site_key, res.url, res.anchor)
             hit = hits.setdefault(key, _Hit(key))
@@ -186,16 +194,35 @@ def search(
     return _results(conn, parsed, chosen, meta)
 
 
+def _fuse_linear(
+    hits: dict[tuple[str, str, str], _Hit],
+    lexical: list[Candidate],
+    cosines: dict[int, float],
+    meta: dict[int, tuple[tuple[str, str, str], tuple[Any, ...]]],
+) -> None:
+    """Score = lexical score relative to the best + W_COS x cosine; every candidate gets both parts."""
+    top = max((c.score for c in lexical), default=0.0) or 1.0
+    for hit in hits.values():  # dense candidates: cosine only so far
+        hit.score = W_COS * (hit.cosine or 0.0)
+    for cand in lexical:
+        key = (cand.site_key, cand.url, cand.anchor)
+        hit = hits.setdefault(key, _Hit(key, section_id=cand.section_id))
+        hit.lexical = cand
+        hit.cosine = cosines.get(cand.section_id, hit.cosine)
+        hit.score = cand.score / top + W_COS * (hit.cosine or 0.0)
+
+
 def _relevance(
     dense: list[tuple[int, float]],
     lexical: list[Candidate],
     meta: dict[int, tuple[tuple[str, str, str], tuple[Any, ...]]],
 ) -> float:
-    """How much the docs seem to cover the query: best cosine, plus agreement of the two rankings.
+    """How much the docs seem to cover the query: best cosine, agreement of the rankings, lexical strength.
 
     Cosine alone overlaps (an on-topic question worded far from the page vs.
     an off-topic one sharing a few words); the two rankings pointing at the
-    same pages is evidence the corpus really is about the question.
+    same pages, and query words that are specific in this corpus, are
+    evidence the docs really are about the question.
     """
     if not dense:
         return 0.0
@@ -207,7 +234,9 @@ def _relevance(
             lexical_pages.append(page)
         if len(lexical_pages) >= AGREE_TOP:
             break
-    return dense[0][1] + W_AGREE * len(dense_pages.intersection(lexical_pages))
+    best_lexical = min(max((c.score for c in lexical), default=0.0), LEX_CAP)
+    agreement = len(dense_pages.intersection(lexical_pages))
+    return dense[0][1] + W_AGREE * agreement + W_LEX * best_lexical
 
 
 def _defining_sections(conn: apsw.Connection, parsed: ParsedQuery, site_key: str | None) -> list[int]:

@@ -220,6 +220,7 @@ class VectorMatrix:
         np = _numpy()
         self._np = np
         self.dim = len(blobs[0]) // 4 if blobs else 0
+        self._rows: dict[int, int] | None = None  # section id -> row, built on first use
         if np is not None:
             flat = np.frombuffer(b"".join(blobs), dtype="<f4")
             self._matrix: Any = flat.reshape(len(blobs), self.dim) if blobs else flat.reshape(0, 0)
@@ -229,6 +230,23 @@ class VectorMatrix:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def cosines(self, query: Any, section_ids: Iterable[int]) -> dict[int, float]:
+        """Cosine of ``query`` with each given section that has a vector."""
+        if not self.ids:
+            return {}
+        if self._rows is None:
+            self._rows = {sid: i for i, sid in enumerate(self.ids)}
+        rows = [(sid, self._rows[sid]) for sid in section_ids if sid in self._rows]
+        if not rows:
+            return {}
+        if self._np is not None:
+            np = self._np
+            q = np.asarray(query, dtype="<f4").reshape(-1)
+            scores = self._matrix[[i for _, i in rows]] @ q
+            return {sid: float(v) for (sid, _), v in zip(rows, scores, strict=True)}
+        qv = [float(v) for v in query]
+        return {sid: sum(a * b for a, b in zip(self._matrix[i], qv, strict=False)) for sid, i in rows}
 
     def search(self, query: Any, k: int, *, site_key: str | None = None) -> list[tuple[int, float]]:
         """The ``k`` most similar sections as (section id, cosine), best first."""
