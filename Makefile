@@ -41,7 +41,7 @@ check: lint test
 
 # bench: speed and memory beside baselines (uses ../shared/corpus when present)
 bench: venv
-	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	$(BIN)/python -m pip install --quiet -e '.[bench,semantic]'
 	$(BIN)/python benchmarks/run_all.py
 
 # eval: extraction and search quality against the shared corpus

@@ -28,6 +28,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -306,9 +307,59 @@ def cmd_query(args: argparse.Namespace) -> None:
     print(json.dumps(out, ensure_ascii=False))
 
 
+def cmd_all(args: argparse.Namespace) -> None:
+    """`make bench`: embed a copy of bench_search's index; quality, cutoff and latency per mode."""
+    import contextlib
+    import io
+
+    src = args.src or Path("/tmp/bench-search-worker")
+    if not (src / "index.db").is_file():
+        sys.exit(f"{src}/index.db missing: run `bench_search.py build --state {src}` first (make bench does)")
+    if not embed.semantic_available():
+        sys.exit("the semantic extra is not installed: pip install -e '.[semantic]'")
+    lexical_mb = (src / "index.db").stat().st_size / 1e6
+
+    def run(fn: Any, **over: Any) -> dict[str, Any]:
+        ns = argparse.Namespace(**{**vars(args), **over})
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            fn(ns)
+        return json.loads(buf.getvalue())
+
+    emb = run(cmd_embed, src=src, runtime=args.runtime or embed.DEFAULT_RUNTIME)
+    print(json.dumps({"embed": emb}))
+    rows = []
+    for mode in hybrid.MODES:
+        quality = run(cmd_eval, mode=mode, src=None)
+        latency = run(cmd_latency, mode=mode, src=None)
+        rows.append((mode, quality, latency))
+    off = run(cmd_offtopic, mode="hybrid", src=None)
+    print()
+    print(f"python-3.11 index: lexical {lexical_mb:.1f} MB; with vectors {emb['db_mb_after']:.1f} MB")
+    print(
+        f"embedding ({emb['model']}): {emb['embedded']} sections in {emb['wall_s']} s wall,"
+        f" {emb['cpu_s']} CPU-s (load {emb['load_avg_1m']})"
+    )
+    head = ("MRR@10", "R@5", "nDCG", "Sec@1", "Sec@10", "p50 ms", "p95 ms")
+    print(f"{'mode':8} " + " ".join(f"{h:>7}" for h in head))
+    for mode, q, lat in rows:
+        print(
+            f"{mode:8} {q['mrr10']:7.3f} {q['r5']:6.3f} {q['ndcg10']:6.3f} {q['sec1']:6.3f} {q['sec10']:6.3f}"
+            f" {lat['wall_p50_ms']:7.1f} {lat['wall_p95_ms']:7.1f}"
+        )
+    print("baseline (BASELINES.md) hybrid RRF: MRR 0.860, R@5 0.983, Sec@1 0.45; dense build 541 s")
+    print(
+        f"off-topic with results (hybrid): {off['off_topic_with_results']} calibration,"
+        f" {off['holdout_off_topic_with_results']} held out;"
+        f" on-topic without results: {len(off['on_topic_empty'])}"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("command", choices=["embed", "eval", "offtopic", "latency", "query"])
+    ap.add_argument(
+        "command", nargs="?", default="all", choices=["all", "embed", "eval", "offtopic", "latency", "query"]
+    )
     ap.add_argument("--state", type=Path, default=Path("/tmp/bench-sem"))
     ap.add_argument(
         "--src", type=Path, help="copy index.db and config.yaml from this bench_search state first"
@@ -329,6 +380,7 @@ def main() -> None:
     if args.command == "embed" and args.runtime is None:
         args.runtime = embed.DEFAULT_RUNTIME
     {
+        "all": cmd_all,
         "embed": cmd_embed,
         "eval": cmd_eval,
         "offtopic": cmd_offtopic,
