@@ -119,6 +119,7 @@ class SearchHit(TypedDict):
 
 class SearchResults(TypedDict):
     query: str
+    mode: str  # the mode that answered: lexical, dense or hybrid
     count: int
     results: list[SearchHit]
     site_key: NotRequired[str]
@@ -427,8 +428,15 @@ class Corpus:
     # -- search -----------------------------------------------------------------------------------
 
     async def search(
-        self, query: str, *, site_key: str | None = None, limit: int = DEFAULT_SEARCH_LIMIT
+        self,
+        query: str,
+        *,
+        site_key: str | None = None,
+        limit: int = DEFAULT_SEARCH_LIMIT,
+        mode: str | None = None,
     ) -> SearchResults:
+        """Ranked sections in ``mode`` (None: hybrid when the index has embeddings, else lexical)."""
+        from doc_scraper import api
         from doc_scraper.index.query import parse_query
 
         text = " ".join(query.split())
@@ -444,7 +452,9 @@ class Corpus:
         index = await self._index()
         assert index is not None  # required=True raises instead
         limit = max(1, min(limit, MAX_SEARCH_LIMIT))
-        hits = await asyncio.to_thread(index.search, text, site_key=site_key or None, limit=limit)
+        answer = await asyncio.to_thread(
+            api.search_in_index, index, text, site_key=site_key or None, limit=limit, mode=mode
+        )
         results: list[SearchHit] = [
             {
                 "site_key": hit.site_key,
@@ -456,9 +466,9 @@ class Corpus:
                 "rank": rank,
                 "score": hit.score,
             }
-            for rank, hit in enumerate(hits, start=1)
+            for rank, hit in enumerate(answer.results, start=1)
         ]
-        out: SearchResults = {"query": text, "count": len(results), "results": results}
+        out: SearchResults = {"query": text, "mode": answer.mode, "count": len(results), "results": results}
         if site_key:
             out["site_key"] = site_key
         if not results:

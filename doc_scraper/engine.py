@@ -13,7 +13,11 @@ per-host limits, robots cache, process pool, index writer) and runs one
    write Markdown + JSONL + index, and commit the page state together with the
    newly found links in one store batch;
 4. finalises: prunes pages it can prove are gone, rewrites pages.jsonl (sorted,
-   one crawl_meta), llms.txt, commits the index generation and swaps folders.
+   one crawl_meta), llms.txt, commits the index generation and swaps folders;
+5. when the semantic extra is installed (and ``embeddings`` is not ``off``),
+   embeds the sections that have no vector yet, in a worker thread, in rounds
+   that each commit: a stop or a failure leaves the index searchable and the
+   next crawl continues where it ended. It never fails the crawl.
 """
 
 from __future__ import annotations
@@ -31,15 +35,18 @@ import os
 import shutil
 import signal
 import sys
+import threading
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from doc_scraper.config.schema import EMBEDDINGS_CHOICES
 from doc_scraper.errors import (
     BlockedError,
     DocScraperError,
+    EmbeddingError,
     ExtractError,
     FetchError,
     HTTPStatusError,
@@ -53,6 +60,7 @@ from doc_scraper.frontier.robots import RobotsCache
 from doc_scraper.frontier.scope import Scope
 from doc_scraper.frontier.sitemaps import discover_sitemaps
 from doc_scraper.frontier.store import CrawlStore, PageState, PageStatus
+from doc_scraper.index import embed
 from doc_scraper.index.writer import IndexWriter
 from doc_scraper.models import (
     CrawlProgress,
@@ -72,7 +80,7 @@ from doc_scraper.write.jsonl import PART_SUFFIX, JsonlAppender, finalize_jsonl
 from doc_scraper.write.llms_txt import write_llms_files
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Iterator, Sequence
 
     from doc_scraper.config.schema import Config, SiteConfig
 
@@ -84,6 +92,8 @@ STAGING = ".staging"
 OLD = ".old"
 GONE_STATUSES = (404, 410)
 _PROGRESS_EVERY = 0.5  # seconds between progress callbacks
+EMBED_ROUND = 512  # sections embedded per committed round: what a stop or failure can lose
+EMBED_CHUNK = 256  # texts per model call between checks for a stop request
 
 
 def utc_now() -> str:
@@ -145,15 +155,17 @@ def reset_parse_pool(
 class Shared:
     """Pieces every site in one process shares, so limits hold across sites."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, *, embeddings: str | None = None) -> None:
         self.config = config
+        self.embeddings = embeddings  # "auto" | "off" | None: each site's config decides
         self.limits = HostLimits.from_config(config)
         self.session = make_session(config)
         self.fetcher = Fetcher.from_config(config, self.session, self.limits)
         self.host_delays: dict[str, float] = {}  # host_key -> the configured per-host delay
         self.robots = RobotsCache(self.polite_fetch_bytes)
         self.pool = parse_pool()
-        self.index = IndexWriter.open(Path(config.state_dir) / "index.db")
+        self.index_path = Path(config.state_dir) / "index.db"
+        self.index = IndexWriter.open(self.index_path)
 
     async def polite_fetch_bytes(self, url: str, **kwargs: Any) -> FetchResult:
         """robots.txt and sitemaps keep the host's delay too: they are requests like any other."""
@@ -185,8 +197,16 @@ async def run_crawls(
     mode: str = "full",
     stop: asyncio.Event | None = None,
     progress: Callable[[CrawlProgress], None] | None = None,
+    embeddings: str | None = None,
 ) -> list[CrawlSummary]:
-    """Crawl ``site_keys`` concurrently; one summary per site, in the given order."""
+    """Crawl ``site_keys`` concurrently; one summary per site, in the given order.
+
+    ``embeddings`` ("auto" or "off") overrides the config for the embedding step.
+    """
+    if embeddings is not None and embeddings not in EMBEDDINGS_CHOICES:
+        raise DocScraperError(
+            f"embeddings must be one of {', '.join(EMBEDDINGS_CHOICES)}, got {embeddings!r}"
+        )
     unknown = [k for k in site_keys if k not in config.sites]
     if unknown:
         raise DocScraperError(
@@ -197,7 +217,7 @@ async def run_crawls(
     # Python; with the default 5 ms GIL switch interval each of them can stall for ms.
     sys.setswitchinterval(min(sys.getswitchinterval(), 0.0005))
     await asyncio.to_thread(Path(config.state_dir).mkdir, parents=True, exist_ok=True)
-    shared = Shared(config)
+    shared = Shared(config, embeddings=embeddings)
     crawls = [SiteCrawl(config, config.sites[key], shared, mode, stop, progress) for key in site_keys]
     try:
         async with asyncio.TaskGroup() as group:
@@ -1006,7 +1026,61 @@ class SiteCrawl:
             "crawl.finished",
             extra={"site": self.site.key, **self._counts(), "seconds": round(summary.duration_s, 2)},
         )
+        await self._embed()
         return summary
+
+    # -- 5. embeddings -------------------------------------------------------
+    def _embeddings_setting(self) -> str:
+        return self.shared.embeddings or self.site.embeddings
+
+    async def _embed(self) -> None:
+        """Embed the sections without a vector (this crawl's new and changed ones); never raises."""
+        site = self.site.key
+        if self._embeddings_setting() == "off" or not await asyncio.to_thread(embed.semantic_available):
+            return
+        cancelled = threading.Event()
+
+        def stopped() -> bool:
+            # Read from the embedding thread: a stop request (first SIGINT) or a cancelled task ends it.
+            return cancelled.is_set() or self.stop.is_set()
+
+        t0 = time.monotonic()
+        try:
+            embedder = await asyncio.to_thread(embed.load_embedder)
+            logger.info("index.embed.started", extra={"site": site, "model": embedder.model_id})
+            stats = await asyncio.to_thread(_embed_pass, self.shared.index_path, embedder, stopped)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        except Exception as exc:
+            seconds = round(time.monotonic() - t0, 2)
+            if stopped():
+                logger.info("index.embed.stopped", extra={"site": site, "seconds": seconds})
+            else:
+                # The lexical index is committed and good: a failed embedding costs only dense search.
+                logger.warning(
+                    "index.embed.failed",
+                    extra={"site": site, "error": f"{type(exc).__name__}: {exc}", "seconds": seconds},
+                    exc_info=not isinstance(exc, DocScraperError),  # not ours: keep the traceback
+                )
+            return
+        if stats is None:
+            logger.info(
+                "index.embed.stopped", extra={"site": site, "seconds": round(time.monotonic() - t0, 2)}
+            )
+            return
+        logger.info(
+            "index.embed.done",
+            extra={
+                "site": site,
+                "model": stats.model_id,
+                "embedded": stats.embedded,
+                "reused": stats.reused,
+                "pruned": stats.pruned,
+                "model_changed": stats.model_changed,
+                "seconds": round(time.monotonic() - t0, 2),
+            },
+        )
 
     async def _end_index_crawl(self, ended: str, *, commit: bool) -> None:
         """Record the crawl in the index; ``commit`` makes its generation live (else kept for resume)."""
@@ -1064,6 +1138,52 @@ class SiteCrawl:
             error=error,
             output_dir=str(self.out_live),
         )
+
+
+_EMBED_LOCK = threading.Lock()  # one embedding pass per process at a time: the model uses every core
+
+
+class _StoppableEmbedder:
+    """An embedder that checks for a stop request between chunks of a round.
+
+    ``embed_pending_sync`` commits each round; raising here ends the pass with
+    every earlier round kept, and the next pass starts with what is left.
+    """
+
+    def __init__(self, inner: embed.Embedder, stopped: Callable[[], bool]) -> None:
+        self._inner = inner
+        self._stopped = stopped
+
+    @property
+    def model_id(self) -> str:
+        return self._inner.model_id
+
+    def embed(self, texts: Sequence[str]) -> list[Any]:
+        # Length-sorted chunks, so the model's own batches stay evenly padded.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        rows: list[Any] = [None] * len(texts)
+        for start in range(0, len(order), EMBED_CHUNK):
+            if self._stopped():
+                raise EmbeddingError("embedding stopped on request; the next crawl continues it")
+            chunk = order[start : start + EMBED_CHUNK]
+            for i, row in zip(chunk, self._inner.embed([texts[i] for i in chunk]), strict=True):
+                rows[i] = row
+        return rows
+
+
+def _embed_pass(
+    db_path: Path, embedder: embed.Embedder, stopped: Callable[[], bool]
+) -> embed.EmbedStats | None:
+    """One embedding pass over ``db_path``, after any pass already running (None: stopped while waiting)."""
+    while not _EMBED_LOCK.acquire(timeout=0.2):
+        if stopped():
+            return None
+    try:
+        return embed.embed_pending_sync(
+            db_path, _StoppableEmbedder(embedder, stopped), round_size=EMBED_ROUND
+        )
+    finally:
+        _EMBED_LOCK.release()
 
 
 # Errors after which a known page keeps its previous output.

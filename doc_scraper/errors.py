@@ -13,7 +13,8 @@
     │   └── EmptyShellError     client-rendered page: needs JavaScript
     ├── StateError(path)        state directory locked, damaged or unusable
     └── SearchError
-        └── QueryError          a query that cannot be run
+        ├── QueryError          a query that cannot be run
+        └── EmbeddingError      dense search asked for, but no runtime, model or vectors
 
 Callers catch ``DocScraperError`` for "ours": the CLI prints its message, MCP
 tools return it as a tool error. Anything else is a bug and keeps its traceback.
@@ -122,3 +123,7 @@ class SearchError(DocScraperError):
 
 class QueryError(SearchError):
     """The query cannot be run (for example it has no searchable terms)."""
+
+
+class EmbeddingError(SearchError):
+    """Dense retrieval was asked for but its runtime, model or the index's vectors are missing."""

@@ -13,11 +13,12 @@ The work lives elsewhere: ``corpus.Corpus`` answers reads from the index,
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NotRequired, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, ParamSpec, TypeVar
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -26,7 +27,7 @@ from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field, ValidationError
 from typing_extensions import TypedDict  # pydantic needs it for output schemas on Python 3.11
 
-from doc_scraper import __version__
+from doc_scraper import __version__, api
 from doc_scraper.corpus import (  # the TypedDicts are return annotations, read at runtime
     DEFAULT_LIST_LIMIT,
     DEFAULT_READ_BYTES,
@@ -77,7 +78,8 @@ INSTRUCTIONS = (
     "Call describe_server first to see the site keys and whether they have been crawled. "
     "To answer a question from the docs: search_docs, then read_page on the best url. "
     "If a site has never been crawled (or get_freshness shows it is old), call crawl_site and poll "
-    "get_job_status until it completes."
+    "get_job_status until it completes. describe_server's search_mode says whether search_docs "
+    "ranks by words only (lexical) or by words and meaning (hybrid)."
 )
 
 # -- argument types (module level: tool annotations are evaluated at registration) ------------------
@@ -123,6 +125,13 @@ Query = Annotated[
     ),
 ]
 SearchLimit = Annotated[int, Field(ge=1, le=MAX_SEARCH_LIMIT, description="How many results to return.")]
+SearchMode = Annotated[
+    Literal["auto", "lexical", "dense", "hybrid"],
+    Field(
+        description="auto (default): hybrid when the index has embeddings, else lexical. lexical: "
+        "words and identifiers only (FTS5). dense: meaning only (embeddings). hybrid: both fused."
+    ),
+]
 OptionalSiteKey = Annotated[
     str, Field(max_length=200, description="Restrict the search to this site key; omit for all sites.")
 ]
@@ -168,8 +177,20 @@ class JobBrief(TypedDict):
     error_message: NotRequired[str]
 
 
+class SearchModeInfo(TypedDict):
+    mode: str  # what search_docs uses by default: hybrid or lexical
+    available_modes: list[str]
+    reason: str
+    semantic_installed: bool  # the optional embedding runtime (doc-scraper[semantic])
+    index_has_vectors: bool
+    embedded_sections: int
+    indexed_sections: int
+    embedding_model: NotRequired[str]
+
+
 class ServerDescription(TypedDict):
     server: ServerInfo
+    search_mode: SearchModeInfo
     sites: list[SiteInfo]
     recent_jobs: list[JobBrief]
     total_sites: int
@@ -322,6 +343,28 @@ def _job_status(job: Job) -> JobStatus:
     return status
 
 
+def _search_mode_info(status: api.SearchStatus) -> SearchModeInfo:
+    info: SearchModeInfo = {
+        "mode": status.mode,
+        "available_modes": list(status.available_modes),
+        "reason": status.reason,
+        "semantic_installed": status.semantic_installed,
+        "index_has_vectors": status.index_has_vectors,
+        "embedded_sections": status.embedded_sections,
+        "indexed_sections": status.indexed_sections,
+    }
+    if status.embedding_model:
+        info["embedding_model"] = status.embedding_model
+    return info
+
+
+async def _search_status(corpus: Corpus) -> api.SearchStatus:
+    try:
+        return await asyncio.to_thread(api.index_search_status, corpus.index_path)
+    except DocScraperError as exc:  # a damaged index must not hide the rest of describe_server
+        return api.SearchStatus("lexical", str(exc), semantic_installed=False, index_has_vectors=False)
+
+
 def _annotations(
     title: str, *, read_only: bool = True, idempotent: bool = True, open_world: bool = False
 ) -> ToolAnnotations:
@@ -433,6 +476,7 @@ def _make_tools(config: Config, jobs: JobManager, corpus: Corpus) -> list[Tool]:
     async def describe_server() -> ServerDescription:
         recent = jobs.recent(RECENT_JOBS)
         sites = running_status(await corpus.list_sites())
+        status = await _search_status(corpus)
         uncrawled = [s["key"] for s in sites if not s.get("last_crawled")]
         actions = ["search_docs(query=...) to search every crawled site"]
         if uncrawled:
@@ -446,6 +490,7 @@ def _make_tools(config: Config, jobs: JobManager, corpus: Corpus) -> list[Tool]:
                 "state_dir": state_dir,
                 "output_base_dir": output_base_dir,
             },
+            "search_mode": _search_mode_info(status),
             "sites": sites,
             "recent_jobs": [_job_brief(j) for j in recent],
             "total_sites": len(sites),
@@ -527,12 +572,19 @@ def _make_tools(config: Config, jobs: JobManager, corpus: Corpus) -> list[Tool]:
 
     @_tool_errors
     async def search_docs(
-        query: Query, site_key: OptionalSiteKey = "", limit: SearchLimit = DEFAULT_SEARCH_LIMIT
+        query: Query,
+        site_key: OptionalSiteKey = "",
+        limit: SearchLimit = DEFAULT_SEARCH_LIMIT,
+        mode: SearchMode = "auto",
     ) -> SearchReport:
-        found = await corpus.search(query, site_key=site_key.strip() or None, limit=limit)
+        found = await corpus.search(
+            query, site_key=site_key.strip() or None, limit=limit, mode=api.check_search_mode(mode)
+        )
         actions = ["read_page(site_key=<result site_key>, url=<result url>) for the full text"]
         if not found["results"]:
             actions = ["retry with fewer or other words", "list_sites to check which sites are crawled"]
+            if found["mode"] == "lexical":
+                actions.append("describe_server: search_mode says whether hybrid (meaning) search can be on")
         return {**found, "next_actions": actions}
 
     @_tool_errors
@@ -572,7 +624,8 @@ def _make_tools(config: Config, jobs: JobManager, corpus: Corpus) -> list[Tool]:
         (
             describe_server,
             (
-                "Start here. Returns this server's name and version, every configured documentation site "
+                "Start here. Returns this server's name and version, the search mode search_docs uses "
+                "(hybrid or lexical, and why), every configured documentation site "
                 "(key, domain, indexed page count, when it was last crawled, whether a crawl runs now) and "
                 "the 20 most recent crawl jobs, plus suggested next calls. Use the site keys with "
                 "search_docs, list_pages, read_page and crawl_site."
@@ -640,11 +693,12 @@ def _make_tools(config: Config, jobs: JobManager, corpus: Corpus) -> list[Tool]:
         (
             search_docs,
             (
-                "Full-text search of the crawled documentation (ranked by BM25 over page sections, with "
-                "exact matches on identifiers such as asyncio.gather). Returns the best sections with site "
-                "key, url, title, heading path, anchor and a snippet with the matched terms in [brackets]. "
-                "Then call read_page with a result's site_key and url for the full text. Omit site_key to "
-                "search every site."
+                "Search the crawled documentation by page section: BM25 over words, with exact matches on "
+                "identifiers such as asyncio.gather, fused with meaning (embeddings) when the index has "
+                "them (mode auto/hybrid; lexical or dense to compare). Returns the best sections with site "
+                "key, url, title, heading path, anchor and a snippet with the matched terms in [brackets], "
+                "and the mode that answered. Then call read_page with a result's site_key and url for the "
+                "full text. Omit site_key to search every site."
             ),
             _annotations("Search crawled docs"),
         ),

@@ -75,6 +75,7 @@ def test_json_output_lists_results_with_joined_heading_paths(
         "snippet": results[0]["snippet"],
         "score": results[0]["score"],
         "crawled_at": NOW,
+        "mode": "lexical",
     }
     assert "[TaskGroup]" in results[0]["snippet"]
 

@@ -1,8 +1,11 @@
-"""``doc-scraper search QUERY...``: ranked full-text search over crawled docs, offline.
+"""``doc-scraper search QUERY...``: ranked search over crawled docs, offline.
 
-Flags may come before or after the query words; ``--`` ends flags. Imports
-stay lazy: only the config loader and the index reader load, so a search
-starts fast.
+Flags may come before or after the query words; ``--`` ends flags. ``-mode``
+picks lexical (FTS5), dense (embeddings) or hybrid (both fused); by default a
+search is hybrid when the semantic extra is installed and the index has
+embeddings, else lexical. The mode that answered goes to stderr (``mode: hybrid``)
+and, with ``-json``, into every result. Imports stay lazy: only the config loader and
+the index reader load, so a search starts fast.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from doc_scraper.errors import UsageError
 if TYPE_CHECKING:
     from doc_scraper.index.search import SearchResult
 
-HELP = 'search crawled docs offline (BM25 over sections; FTS5 syntax: "phrase", OR, prefix*)'
+HELP = 'search crawled docs offline (BM25 over sections, hybrid with embeddings; "phrase", OR, prefix*)'
 DEFAULT_LIMIT = 10
+MODES = ("auto", "lexical", "dense", "hybrid")
 
 # flag -> (dest, takes a value)
 _TRAILING_FLAGS = {
@@ -27,6 +31,7 @@ _TRAILING_FLAGS = {
     "site": ("site", True),
     "limit": ("limit", True),
     "json": ("json", False),
+    "mode": ("mode", True),
 }
 
 
@@ -35,6 +40,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_flag(parser, "site", metavar="KEY", help="search one site only (default: every site)")
     add_flag(parser, "limit", default=str(DEFAULT_LIMIT), metavar="N", help="results to show (default: 10)")
     add_flag(parser, "json", action="store_true", help="print results as a JSON array")
+    add_flag(
+        parser,
+        "mode",
+        default="auto",
+        metavar="MODE",
+        help="lexical, dense or hybrid (default auto: hybrid when the semantic extra is installed "
+        "and the index has embeddings, else lexical)",
+    )
     parser.add_argument(
         "query",
         nargs=argparse.REMAINDER,
@@ -90,6 +103,13 @@ def _limit(raw: Any) -> int:
     return limit
 
 
+def _mode(raw: Any) -> str | None:
+    mode = str(raw or "auto").strip().lower()
+    if mode not in MODES:
+        raise UsageError(f"search: -mode must be one of {', '.join(MODES)}, got {raw!r}")
+    return None if mode == "auto" else mode
+
+
 def run(args: argparse.Namespace) -> int:
     from doc_scraper.config.load import load_config
 
@@ -98,18 +118,20 @@ def run(args: argparse.Namespace) -> int:
     if not query:
         raise UsageError("search: give a query, e.g. doc-scraper search asyncio.TaskGroup")
     limit = _limit(args.limit)
+    mode = _mode(args.mode)
     config = load_config(args.config)
     from doc_scraper import api
 
-    results = api.search_docs(config, query, site_key=args.site or None, limit=limit)
+    answer = api.answer_query(config, query, site_key=args.site or None, limit=limit, mode=mode)
+    print(f"mode: {answer.mode}", file=sys.stderr)
     if args.json:
-        print(json.dumps([_as_json(r) for r in results], ensure_ascii=False, indent=1))
+        print(json.dumps([_as_json(r, answer.mode) for r in answer.results], ensure_ascii=False, indent=1))
     else:
-        _print_text(results)
+        _print_text(answer.results)
     return 0
 
 
-def _as_json(result: SearchResult) -> dict[str, Any]:
+def _as_json(result: SearchResult, mode: str) -> dict[str, Any]:
     return {
         "site_key": result.site_key,
         "url": result.url,
@@ -119,6 +141,7 @@ def _as_json(result: SearchResult) -> dict[str, Any]:
         "snippet": result.snippet,
         "score": result.score,
         "crawled_at": result.crawled_at,
+        "mode": mode,
     }
 
 

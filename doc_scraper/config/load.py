@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from doc_scraper.config.durations import parse_duration
-from doc_scraper.config.schema import Config, HTTPClientSettings, SiteConfig
+from doc_scraper.config.schema import EMBEDDINGS_CHOICES, Config, HTTPClientSettings, SiteConfig
 from doc_scraper.errors import ConfigError
 
 logger = logging.getLogger(__name__)
@@ -73,6 +73,7 @@ _GLOBAL_FIELDS: dict[str, _Field] = {
     "crawl_history_retention": _Field("int", "10", 1),
     "log_format": _Field("enum", "text", choices=("text", "json")),
     "shutdown_grace": _Field("duration", "30s"),
+    "embeddings": _Field("enum", "auto", choices=EMBEDDINGS_CHOICES),
     "http_client_settings": _Field("mapping", "{timeout: 45s}"),
 }
 _HTTP_FIELDS: dict[str, _Field] = {
@@ -101,6 +102,7 @@ _SITE_FIELDS: dict[str, _Field] = {
     "use_sitemaps": _Field("bool", "true"),
     "keep_query_params": _Field("strlist", '["version"]'),
     "enable_incremental": _Field("bool", "false"),
+    "embeddings": _Field("enum", "auto", choices=EMBEDDINGS_CHOICES),
 }
 # site key -> global key it inherits from when the site leaves it unset
 _INHERITED: dict[str, str] = {
@@ -112,6 +114,7 @@ _INHERITED: dict[str, str] = {
     "jsonl_output_filename": "jsonl_output_filename",
     "max_pages": "max_pages",
     "enable_incremental": "enable_incremental",
+    "embeddings": "embeddings",
 }
 
 

@@ -46,6 +46,8 @@ DEFAULT_CONTENT_SELECTOR = "auto"
 DEFAULT_USE_SITEMAPS = True
 DEFAULT_LOG_FORMAT = "text"
 DEFAULT_SHUTDOWN_GRACE = 30.0
+DEFAULT_EMBEDDINGS = "auto"  # auto: embed sections after each crawl when the semantic extra is installed
+EMBEDDINGS_CHOICES = ("auto", "off")
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +82,7 @@ class SiteConfig:
     use_sitemaps: bool = DEFAULT_USE_SITEMAPS
     keep_query_params: tuple[str, ...] = DEFAULT_KEEP_QUERY_PARAMS
     enable_incremental: bool = DEFAULT_ENABLE_INCREMENTAL
+    embeddings: str = DEFAULT_EMBEDDINGS
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,5 +119,6 @@ class Config:
     crawl_history_retention: int = DEFAULT_CRAWL_HISTORY_RETENTION
     log_format: str = DEFAULT_LOG_FORMAT
     shutdown_grace: float = DEFAULT_SHUTDOWN_GRACE
+    embeddings: str = DEFAULT_EMBEDDINGS
     http_client_settings: HTTPClientSettings = field(default_factory=HTTPClientSettings)
     warnings: tuple[str, ...] = ()  # non-fatal notes from loading, shown by `config validate`

