@@ -2,8 +2,12 @@
 
 Writes ``OUT/<relpath>.md`` (frontmatter ``url`` + ``title``) for every page of
 ``CORPUS/site``, with the URL the page has when docserve serves it, then prints
-CPU pages/s (one core) of parse_page and, with ``--baselines``, of plain
-markdownify, readability + markdownify and trafilatura on the same pages.
+CPU pages/s (one core) of parse_page and, with ``--baselines``, in the same run:
+plain markdownify, readability + markdownify and trafilatura on the same pages,
+and the issue's reference steps on the pages' content regions (lxml parse only,
+markdownify-rs only, markdownify only). The reference steps give the machine
+factor: the issue measured 790 (lxml) and 930 (markdownify-rs) pages/s on its
+machine, so parse_page is also shown scaled to that machine.
 
     .venv/bin/python benchmarks/bench_extract.py --corpus ../shared/corpus/python-3.11 --out /tmp/x-py
     python3 ../shared/tools/extract_eval.py --output /tmp/x-py --corpus ../shared/corpus/python-3.11
@@ -29,6 +33,15 @@ from doc_scraper.worker import parse_page
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    Step = tuple[Callable[[str, bytes], object], list[tuple[str, bytes]]]  # a function and its inputs
+
+
+# The issue's reference machine: lxml parse and markdownify-rs on the same 60 main regions.
+REFERENCE_LXML = 790
+REFERENCE_RS = 930
+REF_LXML = "ref: lxml parse only (main region)"
+REF_RS = "ref: markdownify-rs only (main region)"
+
 
 def page_url(root: str, rel: str) -> str:
     if rel == "index.html":
@@ -53,13 +66,23 @@ def load_pages(corpus: Path, glob: str, limit: int) -> tuple[str, list[tuple[str
 
 def cpu_rate(fn: Callable[[str, bytes], object], pages: list[tuple[str, bytes]], repeat: int) -> float:
     """Pages per CPU-second of the best of ``repeat`` passes (other load on the machine only slows)."""
-    best = float("inf")
-    for _ in range(max(repeat, 1)):
-        start = time.process_time()
-        for rel, body in pages:
-            fn(rel, body)
-        best = min(best, time.process_time() - start)
-    return len(pages) / best if best else float("inf")
+    return cpu_rates({"": (fn, pages)}, repeat)[""]
+
+
+def cpu_rates(steps: dict[str, Step], rounds: int) -> dict[str, float]:
+    """Pages per CPU-second of each step, best of ``rounds`` passes taken in turn.
+
+    Alternating the steps exposes them to the same machine conditions, so the ratios between
+    them (the machine factor) hold even when other load comes and goes.
+    """
+    best = dict.fromkeys(steps, float("inf"))
+    for _ in range(max(rounds, 1)):
+        for name, (fn, items) in steps.items():
+            start = time.process_time()
+            for rel, body in items:
+                fn(rel, body)
+            best[name] = min(best[name], time.process_time() - start)
+    return {name: len(steps[name][1]) / spent if spent else float("inf") for name, spent in best.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,12 +99,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--baselines",
         action="store_true",
-        help="also time markdownify, readability+markdownify and trafilatura",
+        help="also time markdownify, readability+markdownify, trafilatura and the reference steps",
     )
     ap.add_argument(
         "--reference",
         action="store_true",
-        help="time BASELINES.md's reference steps on the pages' main regions (calibration)",
+        help="time only the reference steps on the pages' main regions (machine factor)",
     )
     ap.add_argument(
         "--compare-converters",
@@ -124,57 +147,103 @@ def main(argv: list[str] | None = None) -> int:
     def ours(conv: str) -> Callable[[str, bytes], object]:
         return lambda rel, body: parse_page(body, page_url(root, rel), options, converter=conv)
 
+    ours_name = f"parse_page ({args.converter})"
+    timed: dict[str, Step] = {}
     if args.speed_only:
         ours(args.converter)(*pages[0])  # warm caches
-        rates[f"parse_page ({args.converter})"] = cpu_rate(ours(args.converter), pages, args.repeat)
+        timed[ours_name] = (ours(args.converter), pages)
+    if args.baselines or args.reference:
+        timed.update(reference_steps(pages))
+    # ours and the fast reference steps in turn, so the machine factor compares like with like
+    rates.update(cpu_rates(timed, max(args.repeat, 3)))
     if args.compare_converters:
         for conv in CONVERTERS:
             if conv != args.converter:
                 rates[f"parse_page ({conv})"] = cpu_rate(ours(conv), pages, args.repeat)
+    if args.baselines or args.reference:
+        rates["ref: markdownify only (main region)"] = cpu_rate(
+            markdownify_region(pages), main_regions(pages), 1
+        )
     if args.baselines:
-        import markdownify
-        import trafilatura
-        from readability import Document
-
-        def plain(rel: str, body: bytes) -> object:
-            return markdownify.markdownify(body.decode("utf-8", "replace"))
-
-        def readability_md(rel: str, body: bytes) -> object:
-            return markdownify.markdownify(
-                Document(body.decode("utf-8", "replace")).summary(html_partial=True)
-            )
-
-        def traf(rel: str, body: bytes) -> object:
-            return trafilatura.extract(body.decode("utf-8", "replace"), output_format="markdown")
-
-        rates["markdownify (whole page)"] = cpu_rate(plain, pages, 1)
-        rates["readability + markdownify"] = cpu_rate(readability_md, pages, 1)
-        rates["trafilatura (markdown)"] = cpu_rate(traf, pages, 1)
-    if args.reference:
-        import lxml.html
-        import markdownify
-        import markdownify_rs
-
-        regions: list[tuple[str, bytes]] = []
-        for rel, body in pages:
-            main = lxml.html.document_fromstring(body).find(".//*[@role='main']")
-            if main is not None:
-                regions.append((rel, lxml.html.tostring(main)))
-        texts = {rel: region.decode() for rel, region in regions}
-        rates["ref: lxml parse of main regions"] = cpu_rate(lambda r, b: lxml.html.fromstring(b), regions, 3)
-        rates["ref: markdownify-rs of main regions"] = cpu_rate(
-            lambda r, b: markdownify_rs.markdownify(texts[r]), regions, 3
-        )
-        rates["ref: markdownify of main regions"] = cpu_rate(
-            lambda r, b: markdownify.markdownify(texts[r]), regions, 1
-        )
+        rates.update(baseline_rates(pages))
     for name, rate in rates.items():
-        print(f"{name:38s} {rate:8.1f} pages/s (CPU, one core)")
-    ref = rates.get("ref: lxml parse of main regions")
-    if ref and f"parse_page ({args.converter})" in rates:
-        scaled = rates[f"parse_page ({args.converter})"] * 790 / ref
-        print(f"parse_page scaled to BASELINES.md's machine (region parse 790/s there): {scaled:.0f}")
+        print(f"{name:40s} {rate:8.1f} pages/s (CPU, one core)")
+    print_ratios(rates, ours_name)
     return 0
+
+
+def baseline_rates(pages: list[tuple[str, bytes]]) -> dict[str, float]:
+    """Whole-page extractors others would use instead of ours."""
+    import markdownify
+    import trafilatura
+    from readability import Document
+
+    def plain(rel: str, body: bytes) -> object:
+        return markdownify.markdownify(body.decode("utf-8", "replace"))
+
+    def readability_md(rel: str, body: bytes) -> object:
+        return markdownify.markdownify(Document(body.decode("utf-8", "replace")).summary(html_partial=True))
+
+    def traf(rel: str, body: bytes) -> object:
+        return trafilatura.extract(body.decode("utf-8", "replace"), output_format="markdown")
+
+    return {
+        "markdownify (whole page)": cpu_rate(plain, pages, 1),
+        "readability + markdownify": cpu_rate(readability_md, pages, 1),
+        "trafilatura (markdown)": cpu_rate(traf, pages, 1),
+    }
+
+
+def main_regions(pages: list[tuple[str, bytes]]) -> list[tuple[str, bytes]]:
+    """Each page's main region (role=main) as HTML: the input of the issue's reference steps."""
+    import lxml.html
+
+    regions: list[tuple[str, bytes]] = []
+    for rel, body in pages:
+        main = lxml.html.document_fromstring(body).find(".//*[@role='main']")
+        if main is not None:
+            regions.append((rel, lxml.html.tostring(main)))
+    return regions
+
+
+def reference_steps(pages: list[tuple[str, bytes]]) -> dict[str, Step]:
+    """The issue's fast reference steps: lxml parse only, markdownify-rs only, on the main regions."""
+    import lxml.html
+    import markdownify_rs
+
+    regions = main_regions(pages)
+    texts = {rel: region.decode() for rel, region in regions}
+    size = sum(len(region) for _, region in regions) / 1e6
+    print(f"reference steps: {len(regions)} main regions, {size:.1f} MB of HTML")
+    return {
+        REF_LXML: (lambda r, b: lxml.html.fromstring(b), regions),
+        REF_RS: (lambda r, b: markdownify_rs.markdownify(texts[r]), regions),
+    }
+
+
+def markdownify_region(pages: list[tuple[str, bytes]]) -> Callable[[str, bytes], object]:
+    """The issue's slow reference step: markdownify on a main region."""
+    import markdownify
+
+    return lambda r, b: markdownify.markdownify(b.decode())
+
+
+def print_ratios(rates: dict[str, float], ours_name: str) -> None:
+    """Ours against plain markdownify, and scaled to the issue's machine by each reference step."""
+    ours = rates.get(ours_name)
+    if not ours:
+        return
+    plain = rates.get("markdownify (whole page)")
+    if plain:
+        print(f"{ours_name} / plain markdownify: {ours / plain:.1f}x")
+    for ref_name, there in ((REF_LXML, REFERENCE_LXML), (REF_RS, REFERENCE_RS)):
+        here = rates.get(ref_name)
+        if here:
+            factor = there / here
+            print(
+                f"machine factor by '{ref_name}': {factor:.2f} (issue's machine {there}/s, here {here:.0f}/s)"
+                f" -> {ours_name} scaled: {ours * factor:.0f} pages/s"
+            )
 
 
 if __name__ == "__main__":

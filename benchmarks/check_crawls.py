@@ -49,13 +49,27 @@ sites:
 """
 
 
-def crawl(work: Path, start: str, prefix: str, *, per_host: int = 4, delay: str = "0s",
-          jitter: float = 0.5) -> tuple[dict[str, Any], str]:
+def crawl(
+    work: Path, start: str, prefix: str, *, per_host: int = 4, delay: str = "0s", jitter: float = 0.5
+) -> tuple[dict[str, Any], str]:
     cfg = work / "config.yaml"
-    cfg.write_text(CONFIG.format(work=work, start=start, prefix=prefix, per_host=per_host, delay=delay,
-                                 jitter=jitter))
-    m = run_measured([str(VENV_BIN / "doc-scraper"), "crawl", "-config", str(cfg), "-site", "s", "-full",
-                      "-loglevel", "error", "-no-progress"])
+    cfg.write_text(
+        CONFIG.format(work=work, start=start, prefix=prefix, per_host=per_host, delay=delay, jitter=jitter)
+    )
+    m = run_measured(
+        [
+            str(VENV_BIN / "doc-scraper"),
+            "crawl",
+            "-config",
+            str(cfg),
+            "-site",
+            "s",
+            "-full",
+            "-loglevel",
+            "error",
+            "-no-progress",
+        ]
+    )
     row = {}
     for line in m.stderr_tail.splitlines():
         parts = line.split()
@@ -82,10 +96,15 @@ def check_output(work: Path) -> dict[str, Any]:
     kinds = [r["record_type"] for r in records]
     urls = [r["url"] for r in records if r["record_type"] == "page"]
     llms = (site / "llms.txt").read_text(encoding="utf-8")
-    return {"md files": len(files), "frontmatter ok": len(files) - bad_frontmatter,
-            "jsonl pages": len(urls), "crawl_meta count": kinds.count("crawl_meta"),
-            "crawl_meta last": kinds[-1] == "crawl_meta",
-            "llms.txt lists all": all(f"]({u})" in llms for u in urls), "urls sorted": urls == sorted(urls)}
+    return {
+        "md files": len(files),
+        "frontmatter ok": len(files) - bad_frontmatter,
+        "jsonl pages": len(urls),
+        "crawl_meta count": kinds.count("crawl_meta"),
+        "crawl_meta last": kinds[-1] == "crawl_meta",
+        "llms.txt lists all": all(f"]({u})" in llms for u in urls),
+        "urls sorted": urls == sorted(urls),
+    }
 
 
 def main() -> int:
@@ -108,14 +127,41 @@ def main() -> int:
                 summary, _tail = crawl(Path(tmp), info["start_url"], prefix)
                 served = stats(info["stats_url"])
                 out = check_output(Path(tmp))
-            rows.append({"site": name, "page_count": meta["page_count"], **summary, **out,
-                         "disallowed requested": served.get("paths", {}).get(disallow, 0),
-                         "max concurrent": served.get("max_concurrent_requests")})
+            rows.append(
+                {
+                    "site": name,
+                    "page_count": meta["page_count"],
+                    **summary,
+                    **out,
+                    "disallowed requested": served.get("paths", {}).get(disallow, 0),
+                    "max concurrent": served.get("max_concurrent_requests"),
+                }
+            )
             print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     print("\n### Corpus crawls (docserve --sitemap, one robots-disallowed path)\n")
-    print(table(rows, ["site", "page_count", "pages", "md files", "frontmatter ok", "jsonl pages",
-                       "crawl_meta count", "crawl_meta last", "llms.txt lists all", "urls sorted", "errors",
-                       "disallowed requested", "max concurrent", "skipped", "wall s", "rc"]))
+    print(
+        table(
+            rows,
+            [
+                "site",
+                "page_count",
+                "pages",
+                "md files",
+                "frontmatter ok",
+                "jsonl pages",
+                "crawl_meta count",
+                "crawl_meta last",
+                "llms.txt lists all",
+                "urls sorted",
+                "errors",
+                "disallowed requested",
+                "max concurrent",
+                "skipped",
+                "wall s",
+                "rc",
+            ],
+        )
+    )
 
     # 2. Politeness on mkdocs: 2 per host, 200 ms delay, jitter 0.25 -> gaps >= 150 ms.
     corpus = CORPUS / "mkdocs"
@@ -127,16 +173,20 @@ def main() -> int:
             summary, _ = crawl(Path(tmp), info["start_url"], prefix, per_host=2, delay="200ms", jitter=0.25)
             served = stats(info["stats_url"])
     print("\n### Politeness (mkdocs, max_requests_per_host 2, delay_per_host 200ms, jitter 0.25)\n")
-    print(f"pages {summary.get('pages')}; docserve max concurrent requests "
-          f"{served.get('max_concurrent_requests')} (limit 2); min gap between requests "
-          f"{served.get('min_gap_ms')} ms (floor 150 ms = 200 ms - 25%); rc {summary['rc']}")
+    print(
+        f"pages {summary.get('pages')}; docserve max concurrent requests "
+        f"{served.get('max_concurrent_requests')} (limit 2); min gap between requests "
+        f"{served.get('min_gap_ms')} ms (floor 150 ms = 200 ms - 25%); rc {summary['rc']}"
+    )
 
     if args.skip_faults:
         return 0
     fault_rows = []
     corpus = CORPUS / "npm-docusaurus"
-    for label, flags in (("10% 503s", ["--fail-rate", "0.1", "--fail-status", "503", "--seed", "7"]),
-                         ("20 req/s rate limit", ["--rate-limit-rps", "20"])):
+    for label, flags in (
+        ("10% 503s", ["--fail-rate", "0.1", "--fail-status", "503", "--seed", "7"]),
+        ("20 req/s rate limit", ["--rate-limit-rps", "20"]),
+    ):
         with docserve("--site", f"npm-docusaurus={corpus}", "--sitemap", *flags) as ready:
             info = ready["sites"]["npm-docusaurus"]
             prefix = "/" + info["url"].split("/", 3)[3]
@@ -145,12 +195,33 @@ def main() -> int:
                 summary, _ = crawl(Path(tmp), info["start_url"], prefix)
                 served = stats(info["stats_url"])
                 out = check_output(Path(tmp))
-        fault_rows.append({"faults": label, **summary, "md files": out["md files"],
-                           "served 503": served["by_status"].get("503", 0),
-                           "served 429": served["by_status"].get("429", 0)})
+        fault_rows.append(
+            {
+                "faults": label,
+                **summary,
+                "md files": out["md files"],
+                "served 503": served["by_status"].get("503", 0),
+                "served 429": served["by_status"].get("429", 0),
+            }
+        )
     print("\n### Faults (npm-docusaurus, 96 html files: 95 pages + 404.html)\n")
-    print(table(fault_rows, ["faults", "pages", "md files", "retries", "errors", "served 503", "served 429",
-                             "skipped", "wall s", "rc"]))
+    print(
+        table(
+            fault_rows,
+            [
+                "faults",
+                "pages",
+                "md files",
+                "retries",
+                "errors",
+                "served 503",
+                "served 429",
+                "skipped",
+                "wall s",
+                "rc",
+            ],
+        )
+    )
     return 0
 
 

@@ -73,7 +73,7 @@ _PARSER = lxml.etree.HTMLParser(remove_comments=True, remove_pis=True, huge_tree
 def _parse(text: str, url: str) -> lxml.etree._Element:
     """The document root; plain lxml elements (no lxml.html class lookup: much faster)."""
     text = _XML_DECL.sub("", text, count=1)
-    if not text.strip():
+    if not text or text.isspace():  # not text.strip(): no copy of the page
         raise ExtractError(url, "not HTML (empty document)")
     try:
         doc = lxml.etree.fromstring(text, _PARSER)

@@ -221,15 +221,24 @@ async def test_pages_whose_paths_differ_only_in_case_never_overwrite_each_other(
     docs.pages["/docs/API.html"] = page_html("Upper", "upper case page", [])
     docs.pages["/docs/api.html"] = page_html("Lower", "lower case page", [])
     docs.pages["/docs/index.html"] = docs.pages["/docs/index.html"].replace(
-        "</section>", '<a href="API.html">A</a><a href="api.html">a</a></section>')
+        "</section>", '<a href="API.html">A</a><a href="api.html">a</a></section>'
+    )
     server = await start(docs)
     try:
-        config = config_from_dict({
-            "output_base_dir": str(tmp_path / "out"), "state_dir": str(tmp_path / "state"),
-            "http_client_settings": {"allow_private_networks": True},
-            "sites": {"demo": {"start_urls": [f"http://127.0.0.1:{server.port}/docs/index.html"],
-                               "allowed_domain": "127.0.0.1", "allowed_path_prefix": "/docs"}},
-        })
+        config = config_from_dict(
+            {
+                "output_base_dir": str(tmp_path / "out"),
+                "state_dir": str(tmp_path / "state"),
+                "http_client_settings": {"allow_private_networks": True},
+                "sites": {
+                    "demo": {
+                        "start_urls": [f"http://127.0.0.1:{server.port}/docs/index.html"],
+                        "allowed_domain": "127.0.0.1",
+                        "allowed_path_prefix": "/docs",
+                    }
+                },
+            }
+        )
         [summary] = await api.crawl_sites(config, ["demo"])
     finally:
         await server.close()

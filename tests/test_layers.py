@@ -29,8 +29,14 @@ LIBRARY_HOMES = {
 }
 STAGES = ("frontier", "fetch", "extract", "convert", "write", "index")
 # stage -> stages it may import (kept short on purpose: each edge is a decision)
-STAGE_EDGES = {"extract": {"convert"}, "convert": set(), "frontier": set(), "fetch": set(), "write": set(),
-               "index": {"convert"}}
+STAGE_EDGES = {
+    "extract": {"convert"},
+    "convert": set(),
+    "frontier": set(),
+    "fetch": set(),
+    "write": set(),
+    "index": {"convert"},
+}
 
 
 def imports_of(path: Path) -> set[str]:

@@ -26,10 +26,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "crawl": ("crawl", "crawl sites from the config into Markdown, JSONL, llms.txt and the search index"),
     "watch": ("watch", "re-crawl sites incrementally on a schedule (e.g. -all-sites -interval 24h)"),
     "add": ("add", "probe a docs site and add it to the config (framework, scope, selector, preview)"),
-    "search": ("search", "search crawled docs offline (ranked sections; FTS5: \"phrase\", OR, prefix*)"),
+    "search": ("search", 'search crawled docs offline (ranked sections; FTS5: "phrase", OR, prefix*)'),
     "extract": ("extract", "convert one saved HTML page to Markdown (framework detection included)"),
     "config": ("config", "validate the config file or list its sites (config validate | config list)"),
-    "run": ("run", "run one JSON task from stdin, e.g. {\"command\": \"crawl\", \"site\": \"my_docs\"}"),
+    "run": ("run", 'run one JSON task from stdin, e.g. {"command": "crawl", "site": "my_docs"}'),
     "mcp-server": ("mcp_server", "serve the crawled docs over MCP on stdio (11 tools for agents)"),
     "version": ("version", "print the doc-scraper version"),
 }

@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 from lxml.cssselect import CSSSelector
 from lxml.etree import Element, XPath, tostring
 
+from doc_scraper.convert.census import Census
 from doc_scraper.models import SECTION_END, SECTION_MARK, SectionMark
 
 if TYPE_CHECKING:
@@ -137,33 +138,15 @@ _LANG_ALIASES: dict[str, str] = {
     "pycon3": "pycon",
     "text-only": "text",
 }
+# Bare class names that are a language (a set: order does not matter).
 _BARE_LANGS = frozenset(
     {
-        "rust",
-        "python",
-        "javascript",
-        "typescript",
-        "bash",
-        "sh",
-        "shell",
-        "json",
-        "yaml",
-        "toml",
-        "c",
-        "cpp",
-        "java",
-        "go",
-        "ruby",
-        "html",
-        "xml",
-        "css",
-        "sql",
-        "console",
-        "diff",
-        "text",
-        "ini",
+        *("rust", "python", "javascript", "typescript", "bash", "sh", "shell", "json", "yaml", "toml"),
+        *("c", "cpp", "java", "go", "ruby", "html", "xml", "css", "sql", "console", "diff", "text", "ini"),
     }
 )
+# Every tag a preparation step visits (see ``prepare``).
+_CENSUS_TAGS = ("a", "img", "pre", "div", "aside", "details", "blockquote", *HEADINGS, "dt", "dl", "table")
 _PERMALINK_TEXTS = frozenset({"", "¶", "#", "§", "🔗", "\u200b", "link", "permalink"})
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
 
@@ -260,37 +243,73 @@ def _para(text: str) -> HtmlElement:
 # 1. links and images ---------------------------------------------------------------------------
 
 
-def absolutize(region: HtmlElement, resolve: Callable[[str], str], hrefs_absolute: bool = False) -> list[str]:
-    """Make every href/src absolute (``#x`` stays); return the image URLs in order."""
-    for a in region.iter("a"):
-        # Script and data URLs are never followed or shown as links: keep only the text.
-        if urlsplit((a.get("href") or "").strip()).scheme.lower() in ("javascript", "vbscript", "data"):
-            a.attrib.pop("href")
-    for a in () if hrefs_absolute else region.iter("a"):
-        href = a.get("href")
-        if href is None:
-            continue
-        href = href.strip()
-        if href and not href.startswith("#"):
-            a.set("href", resolve(href))
+_UNSAFE_SCHEMES = ("javascript", "vbscript", "data")
+
+
+def _unsafe_href(href: str) -> bool:
+    """True for script and data URLs (never followed or shown as links).
+
+    Most hrefs are relative (no ``:``) or already absolute http(s): both are answered without
+    ``urlsplit``, which cost more than the rest of this step.
+    """
+    href = href.strip()
+    if ":" not in href or href.startswith(("http://", "https://")):
+        return False
+    try:
+        return urlsplit(href).scheme.lower() in _UNSAFE_SCHEMES
+    except ValueError:  # e.g. an unbalanced "[" in the host: not a script URL either
+        return False
+
+
+def absolutize(
+    region: HtmlElement,
+    resolve: Callable[[str], str],
+    hrefs_absolute: bool = False,
+    elements: list[HtmlElement] | None = None,
+) -> list[str]:
+    """Make every href/src absolute (``#x`` stays); return the image URLs in order.
+
+    ``elements``: the region's links and images, if the caller has them (see ``convert.census``).
+    """
     images: list[str] = []
-    for img in list(region.iter("img")):
-        src = (img.get("src") or "").strip()
-        lazy = (img.get("data-src") or "").strip()
-        if (not src or src.startswith("data:")) and lazy and not lazy.startswith("data:"):
-            src = lazy
-        if not src or src.startswith("data:"):
-            alt = img.get("alt")
-            if alt:
-                _replace(img, _span(alt))
-            else:
-                _drop(img)
-            continue
-        absolute = resolve(src)
-        img.set("src", absolute)
-        if absolute not in images:
-            images.append(absolute)
+    for el in list(region.iter("a", "img")) if elements is None else elements:
+        if el.tag == "a":
+            _absolutize_link(el, resolve, hrefs_absolute)
+        else:
+            _absolutize_image(el, resolve, images)
     return images
+
+
+def _absolutize_link(a: HtmlElement, resolve: Callable[[str], str], hrefs_absolute: bool) -> None:
+    href = a.get("href")
+    if href is None:
+        return
+    if _unsafe_href(href):
+        del a.attrib["href"]  # keep only the text
+        return
+    if hrefs_absolute:
+        return
+    href = href.strip()
+    if href and not href.startswith("#"):
+        a.set("href", resolve(href))
+
+
+def _absolutize_image(img: HtmlElement, resolve: Callable[[str], str], images: list[str]) -> None:
+    src = (img.get("src") or "").strip()
+    lazy = (img.get("data-src") or "").strip()
+    if (not src or src.startswith("data:")) and lazy and not lazy.startswith("data:"):
+        src = lazy
+    if not src or src.startswith("data:"):
+        alt = img.get("alt")
+        if alt:
+            _replace(img, _span(alt))
+        else:
+            _drop(img)
+        return
+    absolute = resolve(src)
+    img.set("src", absolute)
+    if absolute not in images:
+        images.append(absolute)
 
 
 def _span(text: str) -> HtmlElement:
@@ -346,11 +365,10 @@ def code_language(pre: HtmlElement) -> str:
 
 
 def _code_text(pre: HtmlElement) -> str:
-    for br in list(pre.iter("br")):
-        br.tail = "\n" + (br.tail or "")
-    for line in pre.iter("div"):
-        if "line" in _classes(line) and not (line.tail or "").startswith("\n"):
-            line.tail = "\n" + (line.tail or "")
+    # One walk for <br> and line <div>s: a code block has hundreds of token spans to pass over.
+    for el in list(pre.iter("br", "div")):
+        if el.tag == "br" or ("line" in _classes(el) and not (el.tail or "").startswith("\n")):
+            el.tail = "\n" + (el.tail or "")
     text = raw_text(pre)
     text = text.replace("\r\n", "\n").replace("\xa0", " ")
     while text.startswith("\n"):
@@ -367,15 +385,19 @@ _GUTTER_XPATH = XPath(
 
 
 def extract_code(
-    region: HtmlElement, prepared: Prepared, may_match: Callable[[str], bool] | None = None
+    region: HtmlElement,
+    prepared: Prepared,
+    may_match: Callable[[str], bool] | None = None,
+    census: Census | None = None,
 ) -> None:
     """Replace code blocks with placeholders, keeping text and language aside."""
 
     def possible(selector: str) -> bool:
         return may_match is None or may_match(selector)
 
-    # Pygments "table" line numbers: keep only the code cell.
-    for table in list(region.iter("table")) if possible("table.highlighttable") else ():
+    # Pygments "table" line numbers: keep only the code cell (moves a <pre>: walk afresh below).
+    pygments_tables = possible("table.highlighttable")
+    for table in list(region.iter("table")) if pygments_tables else ():
         if "highlighttable" in _classes(table):
             code_pre = table.find(".//td[@class='code']//pre")
             if code_pre is None:
@@ -385,12 +407,17 @@ def extract_code(
                 wrapper = table.getparent()
                 _replace(table, code_pre)
                 del wrapper
-    # Doxygen fragments are <div class="fragment"><div class="line">...
-    for div in list(region.iter("div")) if possible("div.fragment") else ():
+    # Doxygen fragments are <div class="fragment"><div class="line">... (new <pre>s: walk afresh).
+    fragments = possible("div.fragment")
+    for div in list(region.iter("div")) if fragments else ():
         if "fragment" in _classes(div) and div.find("pre") is None:
             div.tag = "pre"
     gutters = any(possible(s) for s in _GUTTER_HINTS)
-    for pre in list(region.iter("pre")):
+    if census is None or pygments_tables or fragments:
+        pres = list(region.iter("pre"))
+    else:  # only links and images changed since the census (void elements: no <pre> inside)
+        pres = census.of(("pre",), attached_only=False)
+    for pre in pres:
         parent = pre.getparent()
         if parent is None or _inside(pre, "pre"):
             continue
@@ -457,16 +484,19 @@ def _is_admonition(el: HtmlElement) -> bool:
     return allowed is not None and not allowed.isdisjoint(classes)
 
 
-def rewrite_admonitions(region: HtmlElement, may_match: Callable[[str], bool] | None = None) -> None:
+def rewrite_admonitions(
+    region: HtmlElement, may_match: Callable[[str], bool] | None = None, census: Census | None = None
+) -> None:
     """Admonitions become blockquotes opening with a bold kind or title line."""
-    for box in list(region.iter("div", "aside", "details", "blockquote")):
+    tags = ("div", "aside", "details", "blockquote")
+    for box in list(region.iter(*tags)) if census is None else census.of(tags):
         if box is region or not _is_admonition(box):
             continue
         kind = _admonition_kind(box)
         layout_table = "admonitionblock" in _classes(box)
         title = ""
         for tsel in ADMONITION_TITLES:
-            found = _css(tsel)(box)
+            found = _select(box, tsel, may_match)  # the page index rules out most of them
             if found:
                 t = found[0]
                 title = text_of(t)
@@ -551,7 +581,8 @@ def _is_api_dl(dl: HtmlElement) -> bool:
     return any(c in SPHINX_DOMAINS for c in _classes(dl))
 
 
-def _definition_title(dt: HtmlElement, dl: HtmlElement) -> str:
+def _definition_title(dt: HtmlElement, dl: HtmlElement, dt_text: str) -> str:
+    """The name an API term is known by (``dt_text``: the term's whole text, the fallback)."""
     prename = name = ""
     for el in dt.iter("span", "code", "strong", "b"):
         cls = el.get("class")
@@ -566,7 +597,7 @@ def _definition_title(dt: HtmlElement, dl: HtmlElement) -> str:
     anchor = dt.get("id") or ""
     if "py" in _classes(dl) and anchor and title and anchor.endswith(title.split(".")[-1]):
         return anchor
-    return title or text_of(dt)
+    return title or dt_text
 
 
 def _is_plain_block_context(el: HtmlElement, region: HtmlElement) -> bool:
@@ -579,8 +610,19 @@ def _is_plain_block_context(el: HtmlElement, region: HtmlElement) -> bool:
     return True
 
 
+@dataclass(slots=True)
+class _ApiList:
+    """Facts about one API description list, shared by all its terms (dl has about twenty)."""
+
+    nesting: int  # API lists among the dl and its ancestors
+    plain: bool  # no list, table or quote between the dl and the region
+
+
 def mark_sections(
-    region: HtmlElement, prepared: Prepared, may_match: Callable[[str], bool] | None = None
+    region: HtmlElement,
+    prepared: Prepared,
+    may_match: Callable[[str], bool] | None = None,
+    census: Census | None = None,
 ) -> None:
     """Insert section markers before headings and API definitions; rewrite definition lists."""
     used: set[str] = set()
@@ -588,28 +630,18 @@ def mark_sections(
     definition_heads = set()
     for sel in DEFINITION_HEADINGS:
         definition_heads.update(_select(region, sel, may_match))
-    for el in list(region.iter(*HEADINGS, "dt")):
+    api_lists: dict[HtmlElement, _ApiList | None] = {}  # every dl met, in document order
+    tags = (*HEADINGS, "dt", "dl")
+    for el in list(region.iter(*tags)) if census is None else census.of(tags):
+        if el.tag == "dl":
+            api_lists[el] = _api_list(el, region, api_lists) if _is_api_dl(el) else None
+            continue
         if el.tag == "dt":
             dl = el.getparent()
-            if dl is None or dl.tag != "dl" or not _is_api_dl(dl):
+            facts = api_lists.get(dl) if dl is not None else None
+            if facts is None or dl is None:
                 continue
-            nesting = sum(1 for anc in el.iterancestors("dl") if _is_api_dl(anc))
-            for link in list(el.iter("a")):
-                if (link.get("href") or "").startswith("#") and text_of(link).lower() in _PERMALINK_TEXTS:
-                    _drop(link)
-            title = _definition_title(el, dl)
-            signature = text_of(el).replace("¶", "").strip()
-            anchor = el.get("id") or ""
-            p = Element("p")
-            code = Element("code")
-            code.text = signature
-            p.append(code)
-            _replace(el, p)
-            if anchor and _is_plain_block_context(dl, region):
-                level = min(6, max(heading_level, 0) + nesting)
-                _insert_mark(
-                    p, prepared, SectionMark(_unique(anchor, used), "definition", max(level, 1), title)
-                )
+            _mark_definition(el, dl, facts, heading_level, prepared, used)
             continue
         own_anchor = _heading_anchor(el)  # before permalinks go: an <a id> inside may be the anchor
         strip_permalinks(el)
@@ -631,15 +663,48 @@ def mark_sections(
         else:
             mark = SectionMark(_unique(anchor, used), "heading", level, text)
         _insert_mark(el, prepared, mark)
-    # API description lists: the dd content flows as ordinary blocks.
-    for dl in list(region.iter("dl")):
-        if _is_api_dl(dl):
+    # API description lists: the dd content flows as ordinary blocks (after the walk: the terms
+    # above needed their dl's classes).
+    for dl, facts in api_lists.items():
+        if facts is not None:
             for dd in dl:
                 if dd.tag == "dd":
                     dd.tag = "div"
                     dd.attrib.clear()
             dl.tag = "div"
             dl.attrib.clear()
+
+
+def _api_list(dl: HtmlElement, region: HtmlElement, known: dict[HtmlElement, _ApiList | None]) -> _ApiList:
+    """Nesting and context of an API dl; its ancestors come first in the walk, so they are known."""
+    nesting = 1
+    for anc in dl.iterancestors("dl"):
+        outer = known[anc] if anc in known else (_api_list(anc, region, known) if _is_api_dl(anc) else None)
+        if outer is not None:
+            nesting += outer.nesting
+            break
+    return _ApiList(nesting, _is_plain_block_context(dl, region))
+
+
+def _mark_definition(
+    dt: HtmlElement, dl: HtmlElement, facts: _ApiList, heading_level: int, prepared: Prepared, used: set[str]
+) -> None:
+    """An API term becomes a code-span signature paragraph with a section marker before it."""
+    for link in list(dt.iter("a")):
+        if (link.get("href") or "").startswith("#") and text_of(link).lower() in _PERMALINK_TEXTS:
+            _drop(link)
+    text = text_of(dt)
+    title = _definition_title(dt, dl, text)
+    signature = text.replace("¶", "").strip()
+    anchor = dt.get("id") or ""
+    p = Element("p")
+    code = Element("code")
+    code.text = signature
+    p.append(code)
+    _replace(dt, p)
+    if anchor and facts.plain:
+        level = min(6, max(heading_level, 0) + facts.nesting)
+        _insert_mark(p, prepared, SectionMark(_unique(anchor, used), "definition", max(level, 1), title))
 
 
 def _insert_mark(el: HtmlElement, prepared: Prepared, mark: SectionMark) -> None:
@@ -660,10 +725,11 @@ def _is_leaf_block(el: HtmlElement) -> bool:
     return next(islice(el.iter(*_CELL_BLOCKS), 1, 2), None) is None
 
 
-def prepare_tables(region: HtmlElement) -> None:
+def prepare_tables(region: HtmlElement, census: Census | None = None) -> None:
     """Escape ``|`` in table text; keep block breaks inside cells as ``<br>`` (GFM rows are one line)."""
-    for table in region.iter("table"):
-        for node in table.iter():
+    for table in region.iter("table") if census is None else census.of(("table",)):
+        # Most tables hold no "|": one C-level text dump says so without visiting every node.
+        for node in table.iter() if "|" in raw_text(table) else ():
             if node.text and "|" in node.text:
                 node.text = node.text.replace("|", "\\|")
             if node is not table and node.tail and "|" in node.tail:
@@ -687,9 +753,9 @@ def prepare_tables(region: HtmlElement) -> None:
                     parent.text = (parent.text or "") + marker
 
 
-def rewrite_details(region: HtmlElement) -> None:
+def rewrite_details(region: HtmlElement, census: Census | None = None) -> None:
     """A plain <details>: its summary becomes a bold line, the body stays."""
-    for details in list(region.iter("details")):
+    for details in list(region.iter("details")) if census is None else census.of(("details",)):
         summary = details.find("summary")
         if summary is not None:
             strong = Element("strong")
@@ -711,10 +777,12 @@ def prepare(
     ``hrefs_absolute``: the caller already made every a[href] absolute (only images are left).
     """
     prepared = Prepared()
-    prepared.images = absolutize(region, resolve, hrefs_absolute)
-    extract_code(region, prepared, may_match)
-    rewrite_admonitions(region, may_match)
-    rewrite_details(region)
-    mark_sections(region, prepared, may_match)
-    prepare_tables(region)
+    census = Census(region, _CENSUS_TAGS)  # one walk for all the steps below
+    links_and_images = census.of(("a", "img"), attached_only=False)  # nothing has changed yet
+    prepared.images = absolutize(region, resolve, hrefs_absolute, links_and_images)
+    extract_code(region, prepared, may_match, census)
+    rewrite_admonitions(region, may_match, census)
+    rewrite_details(region, census)
+    mark_sections(region, prepared, may_match, census)
+    prepare_tables(region, census)
     return prepared

@@ -112,43 +112,19 @@ def github_slug(text: str) -> str:
 
 
 def _split_marked(marked: str, marks: list[SectionMark], page_title: str) -> tuple[str, tuple[Section, ...]]:
-    # 1. Walk the lines: drop markers, open a section at each valid one.
+    # 1. Walk the lines: drop markers, open a section at each valid one. Only the few lines holding
+    # a marker character need a look; the runs of lines between them are copied in one go.
     lines = (marked or "").split("\n")
-    clean: list[str] = []
-    raws: list[_Raw] = [_Raw("", _top_path(page_title), 0, [])]
-    stack: list[tuple[int, str]] = []
     has_h1 = any(m.level <= 1 for m in marks)
     root = () if has_h1 or not page_title.strip() else (page_title.strip(),)
-    drop_next_blank = False
-    for line in lines:
-        if drop_next_blank:
-            drop_next_blank = False
-            if not line.strip():
-                continue
-        found = _MARKER_RE.findall(line)
-        rest = (
-            _STRAY_RE.sub("", _MARKER_RE.sub("", line))
-            if (found or SECTION_MARK in line or SECTION_END in line)
-            else line
-        )
-        for idx_text in found[:1]:
-            idx = int(idx_text)
-            if 0 <= idx < len(marks):
-                mark = marks[idx]
-                level = max(1, min(int(mark.level), 9))
-                while stack and stack[-1][0] >= level:
-                    stack.pop()
-                title = " ".join(_STRAY_RE.sub("", mark.title or "").split())
-                path = (*root, *(t for _, t in stack), title) if title else (*root, *(t for _, t in stack))
-                stack.append((level, title))
-                raws.append(_Raw(_STRAY_RE.sub("", mark.anchor or ""), path, level, []))
-        if found and not rest.strip():
-            # A marker on its own line: remove it without leaving a double blank line.
-            if not clean or not clean[-1].strip():
-                drop_next_blank = True
-            continue
-        clean.append(rest)
-        raws[-1].lines.append(rest)
+    walk = _MarkerWalk(marks, root, _Raw("", _top_path(page_title), 0, []))
+    start = 0
+    for index in _marker_lines(marked or ""):
+        walk.plain(lines[start:index])
+        walk.marked(lines[index])
+        start = index + 1
+    walk.plain(lines[start:])
+    clean, raws = walk.clean, walk.raws
 
     # 2. Fold heading-only stubs into the deeper section that follows them.
     folded = _fold_tiny(raws)
@@ -170,6 +146,79 @@ def _split_marked(marked: str, marks: list[SectionMark], page_title: str) -> tup
                 )
             )
     return "\n".join(clean), tuple(sections)
+
+
+def _marker_lines(text: str) -> list[int]:
+    """Indexes of the lines that hold a marker character, ascending, each once (str.find: fast)."""
+    positions: list[int] = []
+    for char in (SECTION_MARK, SECTION_END):
+        pos = text.find(char)
+        while pos >= 0:
+            positions.append(pos)
+            pos = text.find(char, pos + 1)
+    positions.sort()
+    found: list[int] = []
+    line = 0
+    last = 0
+    for pos in positions:
+        line += text.count("\n", last, pos)
+        last = pos
+        if not found or found[-1] != line:
+            found.append(line)
+    return found
+
+
+class _MarkerWalk:
+    """State of the line walk in ``_split_marked``: the clean lines and the sections so far."""
+
+    __slots__ = ("clean", "drop_next_blank", "marks", "raws", "root", "stack")
+
+    def __init__(self, marks: list[SectionMark], root: tuple[str, ...], top: _Raw) -> None:
+        self.marks = marks
+        self.root = root
+        self.clean: list[str] = []
+        self.raws: list[_Raw] = [top]
+        self.stack: list[tuple[int, str]] = []
+        self.drop_next_blank = False
+
+    def plain(self, lines: list[str]) -> None:
+        """Lines without marker characters: kept as they are."""
+        if not lines:
+            return
+        if self.drop_next_blank:
+            self.drop_next_blank = False
+            if not lines[0].strip():
+                lines = lines[1:]
+        self.clean.extend(lines)
+        self.raws[-1].lines.extend(lines)
+
+    def marked(self, line: str) -> None:
+        """A line with a marker (or a stray marker character): may open a section."""
+        self.drop_next_blank = False  # the line after a marker line is this one, and it is not blank
+        found = _MARKER_RE.findall(line)
+        rest = _STRAY_RE.sub("", _MARKER_RE.sub("", line))
+        for idx_text in found[:1]:
+            idx = int(idx_text)
+            if 0 <= idx < len(self.marks):
+                self._open(self.marks[idx])
+        if found and not rest.strip():
+            # A marker on its own line: remove it without leaving a double blank line.
+            if not self.clean or not self.clean[-1].strip():
+                self.drop_next_blank = True
+            return
+        self.clean.append(rest)
+        self.raws[-1].lines.append(rest)
+
+    def _open(self, mark: SectionMark) -> None:
+        level = max(1, min(int(mark.level), 9))
+        stack = self.stack
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        title = " ".join(_STRAY_RE.sub("", mark.title or "").split())
+        parents = (*self.root, *(t for _, t in stack))
+        path = (*parents, title) if title else parents
+        stack.append((level, title))
+        self.raws.append(_Raw(_STRAY_RE.sub("", mark.anchor or ""), path, level, []))
 
 
 def _fold_tiny(raws: list[_Raw]) -> list[_Raw]:

@@ -2,7 +2,7 @@
 
 Stages: (1) a configured selector, or the detected profile's alternatives left
 to right; (2) validation: the region must hold at least ``MIN_REGION_TEXT``
-visible characters, else (3) readability picks the article; (4) chrome (the
+visible characters, else (3) ``generic.generic_region`` picks the main content; (4) chrome (the
 profile's excludes and ``profiles.CHROME``) is removed inside the region.
 """
 
@@ -19,6 +19,7 @@ import lxml.html
 
 from doc_scraper.errors import ExtractError
 from doc_scraper.extract.detect import PageIndex, css, detect, visible_text_length
+from doc_scraper.extract.generic import generic_region
 from doc_scraper.extract.profiles import CHROME, Profile
 
 if TYPE_CHECKING:
@@ -109,10 +110,10 @@ def select_region(
         detection = replace(detection, confidence="unvalidated", selector="")
         small, small_sel = _first(doc, index, list(profile.content), 0)
         if small is not None:
-            # A short page of a known framework: its own region beats readability's guess.
+            # A short page of a known framework: its own region beats the generic guess.
             return small, replace(detection, selector=small_sel), profile
     body = doc.find("body")
-    rd = readability_region(doc)
+    rd = generic_region(doc)  # measured: benchmarks/eval_generic.py (README, Performance)
     if rd is not None and _has_content(rd):
         return rd, detection, profile
     return body if body is not None else doc, detection, profile
@@ -132,10 +133,9 @@ class _Simple:
     id: str | None
     attrs: tuple[tuple[str, str | None], ...]
 
-    def test(self, el: HtmlElement) -> bool:
-        if self.tag is not None and el.tag != self.tag:
-            return False
-        if self.classes and not self.classes.issubset((el.get("class") or "").split()):
+    def matches(self, el: HtmlElement, classes: list[str]) -> bool:
+        """True if ``el`` (whose tag the caller checked) has ``classes`` and fits the rest."""
+        if self.classes and not self.classes.issubset(classes):
             return False
         if self.id is not None and el.get("id") != self.id:
             return False
@@ -160,50 +160,83 @@ def _simple(selector: str) -> _Simple | None:
     return _Simple(tag.lower() if tag else None, classes, ids[0] if ids else None, pairs)
 
 
-def _match_simple(region: HtmlElement, matchers: list[_Simple]) -> list[HtmlElement]:
-    """Elements under ``region`` matching any matcher, in one walk (classless ones by tag)."""
-    by_class: dict[str, list[_Simple]] = {}
+# Never content: dropped before any chrome selector is tried.
+_NON_CONTENT = frozenset({"script", "style", "noscript", "template", "link", "meta"})
+
+
+def _walk_chrome(region: HtmlElement, matchers: list[_Simple]) -> tuple[list[HtmlElement], list[HtmlElement]]:
+    """One walk under ``region``: the non-content elements, and the elements matching any matcher.
+
+    This loop meets every link and div of the page, so each element is tested only against the
+    matchers of its own tag (and tagless ones), its class attribute split once, and skipped at
+    once when none of the classes those matchers all require is there.
+    """
     by_tag: dict[str | None, list[_Simple]] = {}
     for m in matchers:
-        if m.classes:
-            by_class.setdefault(min(m.classes), []).append(m)
-        else:
-            by_tag.setdefault(m.tag, []).append(m)
-    tags = {m.tag for m in matchers}
-    candidates = region.iter() if None in tags else region.iter(*tags)
+        by_tag.setdefault(m.tag, []).append(m)
+    everywhere = by_tag.pop(None, [])
+    candidates = region.iter() if everywhere else region.iter(*_NON_CONTENT, *by_tag)
+    plans: dict[str, _Plan] = {}
+    non_content: list[HtmlElement] = []
     found: list[HtmlElement] = []
-    everywhere = by_tag.get(None, [])
     for el in candidates:
-        if el is region:
+        tag = el.tag
+        if el is region or not isinstance(tag, str):
             continue
-        tests = by_tag.get(el.tag, []) + everywhere
-        cls = el.get("class")
-        if cls:
-            for c in cls.split():
-                extra = by_class.get(c)
-                if extra:
-                    tests = tests + extra
-        if any(m.test(el) for m in tests):
-            found.append(el)
-    return found
+        if tag in _NON_CONTENT:
+            non_content.append(el)
+            continue
+        plan = plans.get(tag)
+        if plan is None:
+            plan = plans[tag] = _Plan.of(by_tag.get(tag, []) + everywhere)
+        classes = (el.get("class") or "").split()
+        if plan.gate is not None and plan.gate.isdisjoint(classes):
+            continue
+        for m in plan.tests:
+            if m.matches(el, classes):
+                found.append(el)
+                break
+    return non_content, found
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """The matchers for one tag; ``gate``: classes one of which every match needs (None: no gate)."""
+
+    tests: tuple[_Simple, ...]
+    gate: frozenset[str] | None
+
+    @classmethod
+    def of(cls, tests: list[_Simple]) -> _Plan:
+        if tests and all(m.classes for m in tests):
+            return cls(tuple(tests), frozenset().union(*(m.classes for m in tests)))
+        return cls(tuple(tests), None)
 
 
 def clean_region(region: HtmlElement, profile: Profile | None, index: PageIndex) -> None:
-    """Remove chrome inside the region: scripts, the profile's excludes, common widgets."""
-    for el in list(region.iter("script", "style", "noscript", "template", "link", "meta")):
-        _drop(el)
+    """Remove chrome inside the region: scripts, the profile's excludes, common widgets.
+
+    Non-content elements go first, so that structural selectors (the few that are not a simple
+    compound) see the tree without them; simple ones test attributes only, so their matches are
+    collected in the same walk.
+    """
     simple: list[_Simple] = []
-    doomed: list[HtmlElement] = []
+    structural: list[str] = []
     for sel in dict.fromkeys(CHROME + (profile.exclude if profile else ())):
         if not index.may_match(sel):
             continue
         matcher = _simple(sel)
         if matcher is None:
-            doomed.extend(css(sel)(region))
+            structural.append(sel)
         else:
             simple.append(matcher)
-    if simple:
-        doomed.extend(_match_simple(region, simple))
+    non_content, chrome = _walk_chrome(region, simple)
+    if region.tag in _NON_CONTENT:
+        _drop(region)
+    for el in non_content:
+        _drop(el)
+    doomed = [el for sel in structural for el in css(sel)(region)]
+    doomed.extend(chrome)
     for el in doomed:
         if el is not region:
             _drop(el)
