@@ -4,8 +4,8 @@ Each folder holds one page built here from a small source (see its SOURCE.md), t
 expect beside it, and these tests: the framework is detected, every code block of the source is
 kept verbatim under its language fence, tables and admonitions survive, and no chrome leaks.
 
-Expectations that the code does not meet yet are marked ``xfail(strict=True)`` with the defect in
-the reason; the expected Markdown files hold the right output, not the current one.
+Three defects these pages found in DOM preparation (Expressive Code line divs, rustdoc where
+clauses, rustdoc impl headings inside <details>) are fixed in convert/dom.py and kept fixed here.
 """
 
 from __future__ import annotations
@@ -202,38 +202,11 @@ RUSTDOC_STRUCT = RealPage(
     [*RUSTDOC_CHROME, "In frob::", "Methods"],
 )
 
-# Defects of DOM preparation (doc_scraper/convert/dom.py), reported to its owner.
-EC_LINES = (
-    "convert/dom.py _code_text only breaks lines at div.line: Expressive Code (Starlight) renders each "
-    "line as div.ec-line (an empty line holds a lone newline), so lines run together and blank "
-    "lines vanish"
-)
-RUSTDOC_WHERE = (
-    "convert/dom.py flattens a rustdoc <summary> to bold text with text_of(), which glues "
-    "'for T' and the following <div class=where> into 'for Twhere'"
-)
-RUSTDOC_DECL_WHERE = (
-    "convert/dom.py _code_text does not break the line before a rustdoc <div class=where> inside "
-    "the declaration <pre> (a block in the browser): '-> u32where'"
-)
-RUSTDOC_SUMMARY_HEADINGS = (
-    "convert/dom.py rewrite_details turns <summary><section><h3 class=code-header> into bold "
-    "text before mark_sections sees it: documented impl blocks lose their heading, bare ones keep it"
-)
-
-
-def _xfail(page: RealPage, reason: str) -> ParameterSet:
-    return pytest.param(page, id=page.rel, marks=pytest.mark.xfail(strict=True, reason=reason))
-
-
 def _param(page: RealPage) -> ParameterSet:
     return pytest.param(page, id=page.rel)
 
 
 ALL = [DOCUSAURUS, VITEPRESS, STARLIGHT, RUSTDOC_FN, RUSTDOC_FN_WHERE, RUSTDOC_STRUCT]
-# Expected files corrected by hand where the code is wrong today (see SOURCE.md): never overwritten
-# by UPDATE_FIXTURES=1; drop a page from here (and its xfail marks) once dom.py is fixed.
-HAND_FIXED = (STARLIGHT, RUSTDOC_FN_WHERE, RUSTDOC_STRUCT)
 
 
 def _parse(page: RealPage) -> ParsedPage:
@@ -245,15 +218,15 @@ def _parse(page: RealPage) -> ParsedPage:
     [
         _param(DOCUSAURUS),
         _param(VITEPRESS),
-        _xfail(STARLIGHT, EC_LINES),
+        _param(STARLIGHT),
         _param(RUSTDOC_FN),
-        _xfail(RUSTDOC_FN_WHERE, RUSTDOC_DECL_WHERE),
-        _xfail(RUSTDOC_STRUCT, RUSTDOC_WHERE),
+        _param(RUSTDOC_FN_WHERE),
+        _param(RUSTDOC_STRUCT),
     ],
 )
 def test_real_build_converts_to_the_expected_markdown(page: RealPage) -> None:
     parsed = _parse(page)
-    if os.environ.get("UPDATE_FIXTURES") and page not in HAND_FIXED:  # then review the diff
+    if os.environ.get("UPDATE_FIXTURES"):  # then review the diff
         page.expected.write_text(parsed.markdown, encoding="utf-8")
     assert parsed.markdown == page.expected.read_text(encoding="utf-8")
 
@@ -270,9 +243,9 @@ def test_real_build_is_detected_as_its_framework_with_high_confidence(page: Real
     [
         _param(DOCUSAURUS),
         _param(VITEPRESS),
-        _xfail(STARLIGHT, EC_LINES),
+        _param(STARLIGHT),
         _param(RUSTDOC_FN),
-        _xfail(RUSTDOC_FN_WHERE, RUSTDOC_DECL_WHERE),
+        _param(RUSTDOC_FN_WHERE),
         _param(RUSTDOC_STRUCT),
     ],
 )
@@ -340,17 +313,15 @@ def test_rustdoc_pages_keep_api_sections() -> None:
     assert list(function.headings) == ["Function frobnicate", "Examples", "Panics"]
 
 
-@pytest.mark.xfail(strict=True, reason=RUSTDOC_WHERE)
 def test_rustdoc_where_clauses_stay_separated_from_the_impl_head() -> None:
     markdown = _parse(RUSTDOC_STRUCT).markdown
     assert "Twhere" not in markdown
     assert markdown.count(" for T where ") == 8  # one per blanket impl with a where clause
 
 
-@pytest.mark.xfail(strict=True, reason=RUSTDOC_SUMMARY_HEADINGS)
 def test_rustdoc_impl_blocks_are_headings_whether_documented_or_not() -> None:
     headings = _parse(RUSTDOC_STRUCT).headings
-    assert "impl Eq for Gadget" in headings  # a bare impl: a heading today
+    assert "impl Eq for Gadget" in headings  # a bare impl
     assert "impl Clone for Gadget" in headings  # an impl with methods, inside <details>
 
 

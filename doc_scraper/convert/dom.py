@@ -367,7 +367,15 @@ def code_language(pre: HtmlElement) -> str:
 def _code_text(pre: HtmlElement) -> str:
     # One walk for <br> and line <div>s: a code block has hundreds of token spans to pass over.
     for el in list(pre.iter("br", "div")):
-        if el.tag == "br" or ("line" in _classes(el) and not (el.tail or "").startswith("\n")):
+        classes = _classes(el) if el.tag == "div" else ()
+        if "where" in classes:  # rustdoc: a where clause is a block, on a line of its own
+            el.text = "\n" + (el.text or "")
+        if "ec-line" in classes and raw_text(el) == "\n":
+            for part in el.iter():  # Expressive Code (Starlight): an empty line holds a lone newline
+                part.text = None
+        if el.tag == "br" or (
+            ("line" in classes or "ec-line" in classes) and not (el.tail or "").startswith("\n")
+        ):
             el.tail = "\n" + (el.tail or "")
     text = raw_text(pre)
     text = text.replace("\r\n", "\n").replace("\xa0", " ")
@@ -753,11 +761,24 @@ def prepare_tables(region: HtmlElement, census: Census | None = None) -> None:
                     parent.text = (parent.text or "") + marker
 
 
+def separate_where_clauses(region: HtmlElement, census: Census | None = None) -> None:
+    """rustdoc: a ``div.where`` outside code is a block in the browser; keep a space before it.
+
+    Without it a heading or summary reads "impl<T> Any for Twhere T: ...". Inside <pre> the
+    code walk puts the clause on its own line instead.
+    """
+    for div in list(region.iter("div")) if census is None else census.of(("div",)):
+        if "where" in _classes(div) and not _inside(div, "pre"):
+            div.text = " " + (div.text or "")
+
+
 def rewrite_details(region: HtmlElement, census: Census | None = None) -> None:
-    """A plain <details>: its summary becomes a bold line, the body stays."""
+    """A plain <details>: its summary becomes a bold line (kept as is if it holds a heading)."""
     for details in list(region.iter("details")) if census is None else census.of(("details",)):
         summary = details.find("summary")
-        if summary is not None:
+        if summary is not None and next(summary.iter(*HEADINGS), None) is not None:
+            unwrap(summary)  # rustdoc impl blocks: <summary><section><h3 class=code-header>
+        elif summary is not None:
             strong = Element("strong")
             strong.text = text_of(summary)
             p = Element("p")
@@ -782,6 +803,7 @@ def prepare(
     prepared.images = absolutize(region, resolve, hrefs_absolute, links_and_images)
     extract_code(region, prepared, may_match, census)
     rewrite_admonitions(region, may_match, census)
+    separate_where_clauses(region, census)
     rewrite_details(region, census)
     mark_sections(region, prepared, may_match, census)
     prepare_tables(region, census)
