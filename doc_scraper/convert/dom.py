@@ -220,7 +220,7 @@ def unwrap(el: HtmlElement) -> None:
     parent[index : index + 1] = el[:]
 
 
-def _drop(el: HtmlElement) -> None:
+def drop_tree(el: HtmlElement) -> None:
     """Remove an element, keeping its tail text (lxml.html's drop_tree)."""
     parent = el.getparent()
     if parent is None:
@@ -304,7 +304,7 @@ def _absolutize_image(img: HtmlElement, resolve: Callable[[str], str], images: l
         if alt:
             _replace(img, _span(alt))
         else:
-            _drop(img)
+            drop_tree(img)
         return
     absolute = resolve(src)
     img.set("src", absolute)
@@ -430,11 +430,11 @@ def extract_code(
         if parent is None or _inside(pre, "pre"):
             continue
         if _GUTTER_PRE.intersection(_classes(pre)):
-            _drop(pre)  # rustdoc/Prism line-number column beside the code
+            drop_tree(pre)  # rustdoc/Prism line-number column beside the code
             continue
         if gutters:
             for junk in _GUTTER_XPATH(pre):
-                _drop(junk)
+                drop_tree(junk)
         index = len(prepared.codes)
         prepared.codes.append(CodeBlock(code_language(pre), _code_text(pre)))
         _replace(pre, _para(f"{CODE_MARK}{index}{CODE_END}"))
@@ -511,7 +511,7 @@ def rewrite_admonitions(
                 if not title:
                     icon = t.find(".//*[@title]")
                     title = icon.get("title") if icon is not None else ""
-                _drop(t)
+                drop_tree(t)
                 break
         if not title:
             title = ADMONITION_LABELS.get(kind, kind.capitalize())
@@ -580,7 +580,7 @@ def strip_permalinks(h: HtmlElement) -> None:
         text = text_of(a)
         if href.startswith("#") or not href:
             if text.lower() in _PERMALINK_TEXTS or a.get("aria-hidden") == "true":
-                _drop(a)
+                drop_tree(a)
             else:
                 unwrap(a)
 
@@ -700,7 +700,7 @@ def _mark_definition(
     """An API term becomes a code-span signature paragraph with a section marker before it."""
     for link in list(dt.iter("a")):
         if (link.get("href") or "").startswith("#") and text_of(link).lower() in _PERMALINK_TEXTS:
-            _drop(link)
+            drop_tree(link)
     text = text_of(dt)
     title = _definition_title(dt, dl, text)
     signature = text.replace("¶", "").strip()

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING
 
 import lxml.etree
 
+from doc_scraper.convert.dom import drop_tree
+
 if TYPE_CHECKING:
     from lxml.etree import _Element as HtmlElement
 
@@ -270,21 +272,6 @@ def _may_be_legal(text: str) -> bool:
     return any(hint in text for hint in _LEGAL_HINTS)
 
 
-def _remove(el: HtmlElement) -> None:
-    """Remove an element, keeping its tail text."""
-    parent = el.getparent()
-    if parent is None:
-        return
-    tail = el.tail
-    if tail and tail.strip():
-        prev = el.getprevious()
-        if prev is not None:
-            prev.tail = (prev.tail or "") + tail
-        else:
-            parent.text = (parent.text or "") + tail
-    parent.remove(el)
-
-
 def _remove_outermost(doomed: list[HtmlElement]) -> int:
     """Remove the listed elements that are not inside another listed one."""
     marked = set(doomed)
@@ -292,7 +279,7 @@ def _remove_outermost(doomed: list[HtmlElement]) -> int:
     for el in doomed:
         if any(anc in marked for anc in el.iterancestors()):
             continue
-        _remove(el)
+        drop_tree(el)
         gone += 1
     return gone
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import lxml.etree
 import lxml.html
 
+from doc_scraper.convert.dom import drop_tree
 from doc_scraper.errors import ExtractError
 from doc_scraper.extract.detect import PageIndex, css, detect, visible_text_length
 from doc_scraper.extract.generic import generic_region
@@ -232,26 +233,11 @@ def clean_region(region: HtmlElement, profile: Profile | None, index: PageIndex)
             simple.append(matcher)
     non_content, chrome = _walk_chrome(region, simple)
     if region.tag in _NON_CONTENT:
-        _drop(region)
+        drop_tree(region)
     for el in non_content:
-        _drop(el)
+        drop_tree(el)
     doomed = [el for sel in structural for el in css(sel)(region)]
     doomed.extend(chrome)
     for el in doomed:
         if el is not region:
-            _drop(el)
-
-
-def _drop(el: HtmlElement) -> None:
-    """Remove an element but keep its tail text."""
-    parent = el.getparent()
-    if parent is None:
-        return
-    tail = el.tail
-    if tail:
-        prev = el.getprevious()
-        if prev is not None:
-            prev.tail = (prev.tail or "") + tail
-        else:
-            parent.text = (parent.text or "") + tail
-    parent.remove(el)
+            drop_tree(el)

@@ -16,18 +16,26 @@ on search-python.jsonl; the weights below are the result, not guesses.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import json
 import logging
 import math
 import re
+import weakref
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import apsw
 
 from doc_scraper.index import snippets
 from doc_scraper.index.db import fetch_all, fetch_one
 from doc_scraper.index.query import ParsedQuery, parse_query
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    Tokenizer = Callable[..., list[tuple[int, int, str]]]
 
 logger = logging.getLogger(__name__)
 
@@ -108,6 +116,34 @@ class Candidate:
             score=round(self.score if score is None else score, 4),
             crawled_at=self.crawled_at,
         )
+
+
+@dataclass(slots=True)
+class _IndexState:
+    """What a connection's queries share until the index changes: the tokenizer and whole-index counts."""
+
+    version: tuple[int, int]  # (PRAGMA data_version, the connection's own total_changes())
+    tok: Tokenizer
+    total_sections: int | None = None
+    foreign_share: dict[str | None, float] = field(default_factory=dict)
+
+
+_STATES: weakref.WeakKeyDictionary[apsw.Connection, _IndexState] = weakref.WeakKeyDictionary()
+
+
+def _state(conn: apsw.Connection) -> _IndexState:
+    """The cached state of ``conn``, rebuilt when any connection (this one included) changed the database.
+
+    ``PRAGMA data_version`` moves when another connection commits; the
+    connection's own writes show in ``total_changes()``.
+    """
+    row = fetch_one(conn, "PRAGMA data_version")
+    version = (int(row[0]) if row else 0, conn.total_changes())
+    state = _STATES.get(conn)
+    if state is None or state.version != version:
+        state = _IndexState(version, snippets.tokenizer(conn))
+        _STATES[conn] = state
+    return state
 
 
 def search_sql(*, limit: int) -> str:
@@ -196,7 +232,7 @@ def _fts_candidates(conn: apsw.Connection, match: str, site_key: str | None) -> 
         return {}
     fetch = CANDIDATES * PREFILTER_FACTOR
     ranked = fetch_all(conn, search_sql(limit=fetch), (match,))
-    if len(ranked) == fetch and _foreign_share(conn, site_key) > 0.5:
+    if len(ranked) == fetch and _cached_foreign_share(conn, site_key) > 0.5:
         # Most indexed rows belong to other sites or a staging generation: rank them all.
         ranked = fetch_all(conn, search_sql(limit=1_000_000), (match,))
     bm25 = {int(r[0]): -float(r[1]) for r in ranked}
@@ -213,6 +249,14 @@ def _fts_candidates(conn: apsw.Connection, match: str, site_key: str | None) -> 
         keep = sorted(out.values(), key=lambda c: -c.bm25)[:CANDIDATES]
         out = {c.section_id: c for c in keep}
     return out
+
+
+def _cached_foreign_share(conn: apsw.Connection, site_key: str | None) -> float:
+    state = _state(conn)
+    share = state.foreign_share.get(site_key)
+    if share is None:
+        share = state.foreign_share[site_key] = _foreign_share(conn, site_key)
+    return share
 
 
 def _foreign_share(conn: apsw.Connection, site_key: str | None) -> float:
@@ -259,24 +303,25 @@ def _term_info(conn: apsw.Connection, parsed: ParsedQuery, candidates: dict[int,
     candidate row); presence in the section's own headings from tokenizing
     them here. Weights are idf-like: rare terms count more.
     """
-    total_row = fetch_one(conn, "SELECT count(*) FROM sections")
-    total = max(1, int(total_row[0]) if total_row else 1)
-    tok = snippets.tokenizer(conn)
+    state = _state(conn)
+    if state.total_sections is None:
+        total_row = fetch_one(conn, "SELECT count(*) FROM sections")
+        state.total_sections = int(total_row[0]) if total_row else 0
+    total = max(1, state.total_sections)
+    tok = state.tok
     ids = json.dumps(list(candidates))
-    # Inverted map over the candidates: stem -> sections whose own headings hold it.
-    in_heading: dict[str, set[int]] = {}
-    for sid, cand in candidates.items():
-        cand.terms = [0] * len(parsed.terms)
-        # Headings below the page's top one: the top heading names the page, not this section.
-        path = _path(cand.heading_path)
-        own_path = " ".join(path[1:] if len(path) > 1 else path)
-        for token in tok(own_path.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None):
-            in_heading.setdefault(token[2], set()).add(sid)
+    n_terms = len(parsed.terms)
+    for cand in candidates.values():
+        cand.terms = [0] * n_terms
+    in_heading = _heading_stems(tok, candidates)
+    wanted_by_term = [snippets.query_stems(tok, [term]) for term in parsed.terms]
+    doc_counts = _document_frequencies(conn, set().union(*wanted_by_term))
     weights: list[float] = []
-    for i, term in enumerate(parsed.terms):
+    for i, (term, wanted) in enumerate(zip(parsed.terms, wanted_by_term, strict=True)):
         quoted = '"' + term.replace('"', '""') + '"'
-        wanted = snippets.query_stems(tok, [term])
-        weights.append(math.log(1 + total / (1 + _document_frequency(conn, wanted))))
+        # The rarest token of a multi-token term; 0 for a term without tokens.
+        df = min(doc_counts.get(stem, 0) for stem in wanted) if wanted else 0
+        weights.append(math.log(1 + total / (1 + df)))
         inside = fetch_all(
             conn,
             "SELECT value FROM json_each(?2) WHERE value IN"
@@ -292,13 +337,45 @@ def _term_info(conn: apsw.Connection, parsed: ParsedQuery, candidates: dict[int,
     return weights
 
 
-def _document_frequency(conn: apsw.Connection, stems: set[str]) -> int:
-    """Sections holding a term, from the FTS5 vocabulary (its rarest token, for a multi-token term)."""
-    counts = [0]
-    for stem in stems:
-        row = fetch_one(conn, "SELECT doc FROM sections_vocab WHERE term = ?", (stem,))
-        counts.append(int(row[0]) if row else 0)
-    return min(c for c in counts[1:]) if len(counts) > 1 else 0
+def _heading_stems(tok: Tokenizer, candidates: dict[int, Candidate]) -> dict[str, set[int]]:
+    """Inverted map over the candidates: stem -> sections whose own headings hold it.
+
+    Own headings are those below the page's top one (the top heading names the
+    page, not the section). All candidates are tokenized in one call, their
+    headings separated by newlines (a separator for the tokenizer), and each
+    token is mapped back to its candidate by its byte offset.
+    """
+    sids: list[int] = []
+    starts: list[int] = []
+    parts: list[bytes] = []
+    offset = 0
+    for sid, cand in candidates.items():
+        path = _path(cand.heading_path)
+        data = " ".join(path[1:] if len(path) > 1 else path).encode("utf-8")
+        sids.append(sid)
+        starts.append(offset)
+        parts.append(data)
+        offset += len(data) + 1
+    in_heading: dict[str, set[int]] = {}
+    if not parts:
+        return in_heading
+    for begin, _end, stem, *_ in tok(b"\n".join(parts), apsw.FTS5_TOKENIZE_DOCUMENT, None):
+        sid = sids[bisect.bisect_right(starts, begin) - 1]
+        found = in_heading.get(stem)
+        if found is None:
+            in_heading[stem] = {sid}
+        else:
+            found.add(sid)
+    return in_heading
+
+
+def _document_frequencies(conn: apsw.Connection, stems: set[str]) -> dict[str, int]:
+    """Sections holding each stem, from the FTS5 vocabulary (stems not indexed are left out)."""
+    if not stems:
+        return {}
+    marks = ", ".join("?" for _ in stems)
+    rows = fetch_all(conn, f"SELECT term, doc FROM sections_vocab WHERE term IN ({marks})", tuple(stems))
+    return {str(term): int(doc) for term, doc in rows}
 
 
 def _pair_info(conn: apsw.Connection, parsed: ParsedQuery, candidates: dict[int, Candidate]) -> int:
@@ -327,30 +404,41 @@ def _rescore(weights: list[float], n_pairs: int, cands: list[Candidate]) -> list
     """
     top_bm25 = max((c.bm25 for c in cands), default=0.0) or 1.0
     total_weight = sum(weights) or 1.0
+    # Many candidates share a pattern of held terms: compute its coverage once.
+    coverages: dict[tuple[int, ...], tuple[float, float]] = {}
     for cand in cands:
-        coverage = sum(w for w, t in zip(weights, cand.terms, strict=False) if t) / total_weight
-        heading_cov = sum(w for w, t in zip(weights, cand.terms, strict=False) if t & 2) / total_weight
-        score = cand.bm25 / top_bm25 + W_COVERAGE * coverage + W_HEADING * heading_cov
+        key = tuple(cand.terms)
+        cov = coverages.get(key)
+        if cov is None:
+            coverage = sum(w for w, t in zip(weights, key, strict=False) if t) / total_weight
+            heading_cov = sum(w for w, t in zip(weights, key, strict=False) if t & 2) / total_weight
+            cov = coverages[key] = (W_COVERAGE * coverage, W_HEADING * heading_cov)
+        score = cand.bm25 / top_bm25 + cov[0] + cov[1]
         score += W_IDENT_DEFINES if cand.ident == 2 else W_IDENT_MENTIONS if cand.ident == 1 else 0.0
         cand.score = score
     by_page: dict[tuple[str, str], list[float]] = {}
     for cand in cands:
-        by_page.setdefault((cand.site_key, cand.url), []).append(cand.score)
-    for scores in by_page.values():
+        page = (cand.site_key, cand.url)
+        scores = by_page.get(page)
+        if scores is None:
+            by_page[page] = [cand.score]
+        else:
+            scores.append(cand.score)
+    page_bonus: dict[tuple[str, str], float] = {}
+    for page, scores in by_page.items():
         scores.sort(reverse=True)
-    final: dict[int, float] = {}
+        page_bonus[page] = W_PAGE * sum(scores[1:PAGE_SECTIONS])
     for cand in cands:
-        scores = by_page[(cand.site_key, cand.url)]
-        final[cand.section_id] = cand.score + W_PAGE * sum(scores[1:PAGE_SECTIONS])
+        final = cand.score + page_bonus[(cand.site_key, cand.url)]
         if n_pairs:  # proximity counts for the section itself, not for its page
-            final[cand.section_id] += W_PROXIMITY * cand.pairs / n_pairs
-    for cand in cands:
-        cand.score = final[cand.section_id]
+            final += W_PROXIMITY * cand.pairs / n_pairs
         if _is_release_notes(cand.url, cand.title):
-            cand.score *= RELEASE_NOTES_FACTOR
+            final *= RELEASE_NOTES_FACTOR
+        cand.score = final
     return sorted(cands, key=lambda c: -c.score)
 
 
+@functools.lru_cache(maxsize=65536)
 def _is_release_notes(url: str, title: str) -> bool:
     path = url.split("://", 1)[-1].partition("/")[2].split("?", 1)[0]
     return bool(_RELEASE_NOTES_RE.search(path) or _RELEASE_TITLE_RE.match(title.strip()))
@@ -367,6 +455,7 @@ def _snippets(conn: apsw.Connection, parsed: ParsedQuery, ids: list[int]) -> dic
     return {int(sid): snippets.make_snippet(tok, str(text), stems) for sid, text in rows}
 
 
+@functools.lru_cache(maxsize=65536)
 def _path(heading_json: str) -> tuple[str, ...]:
     try:
         value = json.loads(heading_json)
