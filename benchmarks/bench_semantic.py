@@ -307,6 +307,43 @@ def cmd_query(args: argparse.Namespace) -> None:
     print(json.dumps(out, ensure_ascii=False))
 
 
+def cmd_speed(args: argparse.Namespace) -> None:
+    """Sections embedded per CPU-second on 400 random sections of --src, per --tokens budget."""
+    import random
+
+    src = args.src or Path("/tmp/bench-search")
+    conn = open_connection(src / "index.db", readonly=True)
+    rows = [(str(h), str(t)) for h, t in conn.execute("SELECT heading_text, text FROM sections")]
+    conn.close()
+    random.seed(1)
+    texts = [vectors.embed_text(h, t) for h, t in random.sample(rows, min(400, len(rows)))]
+    runtime = args.runtime or embed.DEFAULT_RUNTIME
+    path = embed.find_model(args.model)
+    for tokens in (int(t) for t in args.tokens.split(",")):
+        embedder: Any
+        if runtime.startswith("onnx"):
+            embedder = embed.OnnxEmbedder(path, quantize=runtime == "onnx", max_tokens=tokens)
+        elif runtime.startswith("torch"):
+            embedder = embed.TorchEmbedder(path, quantize=runtime == "torch-int8", max_tokens=tokens)
+        else:
+            embedder = embed.StaticEmbedder(path)
+        embedder.embed(texts[:32])  # warm up
+        c0, w0 = time.process_time(), time.perf_counter()
+        embedder.embed(texts)
+        cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+        print(
+            json.dumps(
+                {
+                    "model": embedder.model_id,
+                    "tokens": tokens,
+                    "sections_per_cpu_s": round(len(texts) / cpu, 1),
+                    "sections_per_s": round(len(texts) / wall, 1),
+                    "load_avg_1m": round(os.getloadavg()[0], 2),
+                }
+            )
+        )
+
+
 def cmd_all(args: argparse.Namespace) -> None:
     """`make bench`: embed a copy of bench_search's index; quality, cutoff and latency per mode."""
     import contextlib
@@ -358,7 +395,10 @@ def cmd_all(args: argparse.Namespace) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument(
-        "command", nargs="?", default="all", choices=["all", "embed", "eval", "offtopic", "latency", "query"]
+        "command",
+        nargs="?",
+        default="all",
+        choices=["all", "embed", "eval", "offtopic", "latency", "query", "speed"],
     )
     ap.add_argument("--state", type=Path, default=Path("/tmp/bench-sem"))
     ap.add_argument(
@@ -372,6 +412,7 @@ def main() -> None:
     ap.add_argument("--w-dense", type=float, default=None)
     ap.add_argument("--w-cos", type=float, default=None)
     ap.add_argument("--fusion", choices=["rrf", "linear"], default=None)
+    ap.add_argument("--tokens", default="32,64,128", help="speed: word-piece budgets to time")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("-limit", "--limit", type=int, default=10)
     ap.add_argument("-v", "--verbose", action="store_true")
@@ -381,6 +422,7 @@ def main() -> None:
         args.runtime = embed.DEFAULT_RUNTIME
     {
         "all": cmd_all,
+        "speed": cmd_speed,
         "embed": cmd_embed,
         "eval": cmd_eval,
         "offtopic": cmd_offtopic,
