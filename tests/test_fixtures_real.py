@@ -202,6 +202,7 @@ RUSTDOC_STRUCT = RealPage(
     [*RUSTDOC_CHROME, "In frob::", "Methods"],
 )
 
+
 def _param(page: RealPage) -> ParameterSet:
     return pytest.param(page, id=page.rel)
 

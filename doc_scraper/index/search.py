@@ -16,7 +16,6 @@ on search-python.jsonl; the weights below are the result, not guesses.
 
 from __future__ import annotations
 
-import bisect
 import functools
 import json
 import logging
@@ -120,14 +119,16 @@ class Candidate:
 
 @dataclass(slots=True)
 class _IndexState:
-    """What a connection's queries share until the index changes: the tokenizer and whole-index counts."""
+    """What the queries on one connection share until the index changes (counts, tokenizer, heading stems)."""
 
     version: tuple[int, int]  # (PRAGMA data_version, the connection's own total_changes())
     tok: Tokenizer
     total_sections: int | None = None
     foreign_share: dict[str | None, float] = field(default_factory=dict)
+    heading_stems: dict[str, tuple[str, ...]] = field(default_factory=dict)  # heading_path JSON -> own stems
 
 
+_MEMO_LIMIT = 100_000  # heading stems kept per connection (one entry per distinct heading path)
 _STATES: weakref.WeakKeyDictionary[apsw.Connection, _IndexState] = weakref.WeakKeyDictionary()
 
 
@@ -135,13 +136,17 @@ def _state(conn: apsw.Connection) -> _IndexState:
     """The cached state of ``conn``, rebuilt when any connection (this one included) changed the database.
 
     ``PRAGMA data_version`` moves when another connection commits; the
-    connection's own writes show in ``total_changes()``.
+    connection's own writes, even rolled back ones, move ``total_changes()``.
+    A state built inside a write connection's transaction is used once, never
+    kept: those writes may still be rolled back.
     """
     row = fetch_one(conn, "PRAGMA data_version")
     version = (int(row[0]) if row else 0, conn.total_changes())
     state = _STATES.get(conn)
-    if state is None or state.version != version:
-        state = _IndexState(version, snippets.tokenizer(conn))
+    if state is not None and state.version == version:
+        return state
+    state = _IndexState(version, snippets.tokenizer(conn))
+    if conn.readonly("main") or not conn.in_transaction:
         _STATES[conn] = state
     return state
 
@@ -313,7 +318,7 @@ def _term_info(conn: apsw.Connection, parsed: ParsedQuery, candidates: dict[int,
     n_terms = len(parsed.terms)
     for cand in candidates.values():
         cand.terms = [0] * n_terms
-    in_heading = _heading_stems(tok, candidates)
+    in_heading = _heading_stems(state, candidates)
     wanted_by_term = [snippets.query_stems(tok, [term]) for term in parsed.terms]
     doc_counts = _document_frequencies(conn, set().union(*wanted_by_term))
     weights: list[float] = []
@@ -322,14 +327,15 @@ def _term_info(conn: apsw.Connection, parsed: ParsedQuery, candidates: dict[int,
         # The rarest token of a multi-token term; 0 for a term without tokens.
         df = min(doc_counts.get(stem, 0) for stem in wanted) if wanted else 0
         weights.append(math.log(1 + total / (1 + df)))
-        inside = fetch_all(
-            conn,
-            "SELECT value FROM json_each(?2) WHERE value IN"
-            " (SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?1)",
-            ("{heading_text text identifiers}: " + quoted, ids),
-        )
-        for (sid,) in inside:
-            candidates[sid].terms[i] |= 1
+        if df or not wanted:  # df 0: a token of the term is in no section, so FTS5 would find none
+            inside = fetch_all(
+                conn,
+                "SELECT value FROM json_each(?2) WHERE value IN"
+                " (SELECT rowid FROM sections_fts WHERE sections_fts MATCH ?1)",
+                ("{heading_text text identifiers}: " + quoted, ids),
+            )
+            for (sid,) in inside:
+                candidates[sid].terms[i] |= 1
         if not wanted:
             continue
         for sid in set.intersection(*(in_heading.get(stem, set()) for stem in wanted)):
@@ -337,35 +343,27 @@ def _term_info(conn: apsw.Connection, parsed: ParsedQuery, candidates: dict[int,
     return weights
 
 
-def _heading_stems(tok: Tokenizer, candidates: dict[int, Candidate]) -> dict[str, set[int]]:
-    """Inverted map over the candidates: stem -> sections whose own headings hold it.
-
-    Own headings are those below the page's top one (the top heading names the
-    page, not the section). All candidates are tokenized in one call, their
-    headings separated by newlines (a separator for the tokenizer), and each
-    token is mapped back to its candidate by its byte offset.
-    """
-    sids: list[int] = []
-    starts: list[int] = []
-    parts: list[bytes] = []
-    offset = 0
-    for sid, cand in candidates.items():
-        path = _path(cand.heading_path)
-        data = " ".join(path[1:] if len(path) > 1 else path).encode("utf-8")
-        sids.append(sid)
-        starts.append(offset)
-        parts.append(data)
-        offset += len(data) + 1
+def _heading_stems(state: _IndexState, candidates: dict[int, Candidate]) -> dict[str, set[int]]:
+    """Inverted map over the candidates: stem -> sections whose own headings hold it."""
     in_heading: dict[str, set[int]] = {}
-    if not parts:
-        return in_heading
-    for begin, _end, stem, *_ in tok(b"\n".join(parts), apsw.FTS5_TOKENIZE_DOCUMENT, None):
-        sid = sids[bisect.bisect_right(starts, begin) - 1]
-        found = in_heading.get(stem)
-        if found is None:
-            in_heading[stem] = {sid}
-        else:
-            found.add(sid)
+    memo = state.heading_stems
+    for sid, cand in candidates.items():
+        stems = memo.get(cand.heading_path)
+        if stems is None:
+            # Headings below the page's top one: the top heading names the page, not this section.
+            path = _path(cand.heading_path)
+            own_path = " ".join(path[1:] if len(path) > 1 else path)
+            tokens = state.tok(own_path.encode("utf-8"), apsw.FTS5_TOKENIZE_DOCUMENT, None)
+            stems = tuple(dict.fromkeys(token[2] for token in tokens))
+            if len(memo) >= _MEMO_LIMIT:
+                memo.clear()
+            memo[cand.heading_path] = stems
+        for stem in stems:
+            found = in_heading.get(stem)
+            if found is None:
+                in_heading[stem] = {sid}
+            else:
+                found.add(sid)
     return in_heading
 
 
@@ -447,7 +445,7 @@ def _is_release_notes(url: str, title: str) -> bool:
 def _snippets(conn: apsw.Connection, parsed: ParsedQuery, ids: list[int]) -> dict[int, str]:
     if not ids:
         return {}
-    tok = snippets.tokenizer(conn)
+    tok = _state(conn).tok
     stems = snippets.query_stems(tok, parsed.terms)
     rows = fetch_all(
         conn, "SELECT id, text FROM sections WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(ids),)
