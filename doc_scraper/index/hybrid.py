@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from doc_scraper.errors import QueryError, SearchError
 from doc_scraper.index import search as _search
-from doc_scraper.index import snippets, vectors
+from doc_scraper.index import vectors
 from doc_scraper.index.db import fetch_all
 from doc_scraper.index.query import parse_query
 
@@ -164,7 +164,7 @@ def search(
     for rank, (sid, cos) in enumerate(dense, 1):
         if sid not in meta:
             continue
-        key = meta[sid][0]
+        key = _key(meta[sid])
         hit = hits.setdefault(key, _Hit(key, section_id=sid))
         hit.cosine = cos
         hit.score += W_DENSE / (RRF_K + rank)
@@ -180,21 +180,12 @@ def search(
     # 5. exact identifier definitions first
     for sid in pinned_ids:
         if sid in meta:
-            key = meta[sid][0]
+            key = _key(meta[sid])
             hit = hits.setdefault(key, _Hit(key, section_id=sid))
             hit.pinned = True
     ranked = sorted(hits.values(), key=lambda h: (not h.pinned, -h.score))
     # 6. one best section per page
-    chosen: list[_Hit] = []
-    pages: set[tuple[str, str]] = set()
-    for hit in ranked:
-        page = hit.key[:2]
-        if one_per_page and page in pages:
-            continue
-        pages.add(page)
-        chosen.append(hit)
-        if len(chosen) >= limit:
-            break
+    chosen = _search.best_per_page(ranked, lambda h: (h.key[0], h.key[1]), limit, one_per_page)
     return _results(conn, parsed, chosen, meta)
 
 
@@ -202,7 +193,7 @@ def _fuse_linear(
     hits: dict[tuple[str, str, str], _Hit],
     lexical: list[Candidate],
     cosines: dict[int, float],
-    meta: dict[int, tuple[tuple[str, str, str], tuple[Any, ...]]],
+    meta: dict[int, Candidate],
 ) -> None:
     """Score = lexical score relative to the best + W_COS x cosine; every candidate gets both parts."""
     top = max((c.score for c in lexical), default=0.0) or 1.0
@@ -219,7 +210,7 @@ def _fuse_linear(
 def _relevance(
     dense: list[tuple[int, float]],
     lexical: list[Candidate],
-    meta: dict[int, tuple[tuple[str, str, str], tuple[Any, ...]]],
+    meta: dict[int, Candidate],
 ) -> float:
     """How much the docs seem to cover the query: best cosine, agreement of the rankings, lexical strength.
 
@@ -230,7 +221,7 @@ def _relevance(
     """
     if not dense:
         return 0.0
-    dense_pages = {meta[sid][0][:2] for sid, _ in dense[:AGREE_TOP] if sid in meta}
+    dense_pages = {_key(meta[sid])[:2] for sid, _ in dense[:AGREE_TOP] if sid in meta}
     lexical_pages: list[tuple[str, str]] = []
     for res in lexical:
         page = (res.site_key, res.url)
@@ -267,58 +258,33 @@ def _defining_sections(conn: apsw.Connection, parsed: ParsedQuery, site_key: str
     return [int(r[0]) for r in rows]
 
 
-def _section_meta(
-    conn: apsw.Connection, ids: list[int]
-) -> dict[int, tuple[tuple[str, str, str], tuple[Any, ...]]]:
+def _section_meta(conn: apsw.Connection, ids: list[int]) -> dict[int, Candidate]:
+    """The dense candidates' metadata (no text: snippets are made for the winners only)."""
     if not ids:
         return {}
     rows = fetch_all(
         conn,
-        "SELECT s.id, p.site_key, p.url, s.anchor, p.title, s.heading_path, p.crawled_at, s.text"
+        "SELECT s.id, p.site_key, p.url, s.anchor, p.title, s.heading_path, s.level, p.crawled_at"
         " FROM sections s JOIN pages p ON p.id = s.page_id WHERE s.id IN (SELECT value FROM json_each(?))",
         (json.dumps(ids),),
     )
-    return {int(r[0]): ((str(r[1]), str(r[2]), str(r[3])), tuple(r)) for r in rows}
+    return {int(r[0]): _search.Candidate.from_row(r) for r in rows}
+
+
+def _key(cand: Candidate) -> tuple[str, str, str]:
+    return (cand.site_key, cand.url, cand.anchor)
 
 
 def _results(
-    conn: apsw.Connection,
-    parsed: ParsedQuery,
-    chosen: list[_Hit],
-    meta: dict[int, tuple[tuple[str, str, str], tuple[Any, ...]]],
+    conn: apsw.Connection, parsed: ParsedQuery, chosen: list[_Hit], meta: dict[int, Candidate]
 ) -> list[SearchResult]:
-    from doc_scraper.index.search import SearchResult
-
-    lexical_ids = [hit.lexical.section_id for hit in chosen if hit.lexical is not None]
-    found = _search.snippets_for(conn, parsed, lexical_ids)
-    tok = snippets.tokenizer(conn)
-    stems = snippets.query_stems(tok, parsed.terms)
-    out: list[SearchResult] = []
+    """Each winner as a result: its lexical candidate, or the dense one's metadata, with a snippet."""
+    winners: list[tuple[Candidate, float]] = []
     for hit in chosen:
         if hit.lexical is not None:
-            out.append(hit.lexical.result(found.get(hit.lexical.section_id, ""), round(hit.score, 4)))
-            continue
-        assert hit.section_id is not None
-        _, row = meta[hit.section_id]
-        _sid, site, url, anchor, title, heading_path, crawled_at, text = row
-        out.append(
-            SearchResult(
-                site_key=str(site),
-                url=str(url),
-                anchor=str(anchor),
-                title=str(title),
-                heading_path=_path(str(heading_path)),
-                snippet=snippets.make_snippet(tok, str(text), stems),
-                score=round(hit.score, 4),
-                crawled_at=str(crawled_at),
-            )
-        )
-    return out
-
-
-def _path(heading_json: str) -> tuple[str, ...]:
-    try:
-        value = json.loads(heading_json)
-    except ValueError:
-        return ()
-    return tuple(str(v) for v in value) if isinstance(value, list) else ()
+            winners.append((hit.lexical, hit.score))
+        else:
+            assert hit.section_id is not None
+            winners.append((meta[hit.section_id], hit.score))
+    found = _search.snippets_for(conn, parsed, [cand.section_id for cand, _ in winners])
+    return [cand.result(found.get(cand.section_id, ""), score) for cand, score in winners]

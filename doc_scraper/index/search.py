@@ -23,7 +23,7 @@ import math
 import re
 import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import apsw
 
@@ -32,11 +32,12 @@ from doc_scraper.index.db import fetch_all, fetch_one
 from doc_scraper.index.query import ParsedQuery, parse_query
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterable
 
     Tokenizer = Callable[..., list[tuple[int, int, str]]]
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 CANDIDATES = 300
 PREFILTER_FACTOR = 2  # FTS5 rows ranked before the joins, per candidate wanted
@@ -214,17 +215,24 @@ def rank(
     weights = _term_info(conn, parsed, candidates)
     n_pairs = _pair_info(conn, parsed, candidates)
     ranked = _rescore(weights, n_pairs, list(candidates.values()))
-    chosen: list[Candidate] = []
+    return parsed, best_per_page(ranked, lambda c: (c.site_key, c.url), limit, one_per_page)
+
+
+def best_per_page(
+    ranked: Iterable[T], page_of: Callable[[T], tuple[str, str]], limit: int, one_per_page: bool
+) -> list[T]:
+    """The first ``limit`` of ``ranked``, skipping a page's later sections when ``one_per_page``."""
+    chosen: list[T] = []
     pages_seen: set[tuple[str, str]] = set()
-    for cand in ranked:
-        page = (cand.site_key, cand.url)
+    for item in ranked:
+        page = page_of(item)
         if one_per_page and page in pages_seen:
             continue
         pages_seen.add(page)
-        chosen.append(cand)
+        chosen.append(item)
         if len(chosen) >= limit:
             break
-    return parsed, chosen
+    return chosen
 
 
 def snippets_for(conn: apsw.Connection, parsed: ParsedQuery, ids: list[int]) -> dict[int, str]:
