@@ -29,6 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from search_metrics import percentile, score_query  # noqa: E402
+
 from doc_scraper.convert.sections import split_sections  # noqa: E402
 from doc_scraper.index.reader import IndexReader  # noqa: E402
 from doc_scraper.index.writer import IndexWriter  # noqa: E402
@@ -183,18 +185,14 @@ def latency(state: Path, rounds: int) -> None:
             cpu.append((time.thread_time() - c0) * 1000)
             wall.append((time.perf_counter() - w0) * 1000)
 
-    def pct(values: list[float], p: float) -> float:
-        values = sorted(values)
-        return round(values[min(len(values) - 1, int(len(values) * p))], 2)
-
     print(
         json.dumps(
             {
                 "queries": len(wall),
-                "wall_p50_ms": pct(wall, 0.5),
-                "wall_p95_ms": pct(wall, 0.95),
-                "cpu_p50_ms": pct(cpu, 0.5),
-                "cpu_p95_ms": pct(cpu, 0.95),
+                "wall_p50_ms": percentile(wall, 0.5, 2),
+                "wall_p95_ms": percentile(wall, 0.95, 2),
+                "cpu_p50_ms": percentile(cpu, 0.5, 2),
+                "cpu_p95_ms": percentile(cpu, 0.95, 2),
                 "load_avg_1m": round(os.getloadavg()[0], 2),
             }
         )
@@ -203,7 +201,6 @@ def latency(state: Path, rounds: int) -> None:
 
 def evaluate(state: Path, verbose: bool) -> None:
     """In-process version of search_eval's metrics (MRR@10, R@5, section hit@10) for quick iteration."""
-    import math
 
     reader = IndexReader.open(state / "index.db")
     mrr = r5 = sec10 = ndcg = 0.0
@@ -211,36 +208,22 @@ def evaluate(state: Path, verbose: bool) -> None:
     rows = [json.loads(line) for line in EVAL.read_text(encoding="utf-8").splitlines() if line]
     for q in rows:
         results = reader.search(q["query"], limit=10)
-        gold = {r["path"]: r for r in q["relevant"]}
         keys = [r.url.removeprefix(BASE_URL) for r in results]
-        rank = next((i + 1 for i, k in enumerate(keys) if k in gold), None)
+        score = score_query(q, keys, [r.anchor for r in results])
+        rank = score.rank
         mrr += 1 / rank if rank else 0
         r5 += 1 if rank and rank <= 5 else 0
-        seen: set[str] = set()
-        dcg = 0.0
-        for i, k in enumerate(keys[:10]):
-            if k in gold and k not in seen:
-                dcg += gold[k]["grade"] / math.log2(i + 2)
-            seen.add(k)
-        ideal = sorted((g["grade"] for g in q["relevant"]), reverse=True)
-        idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal[:10]))
-        ndcg += dcg / idcg if idcg else 0
-        if any(r.get("anchor") for r in q["relevant"]):
+        ndcg += score.ndcg
+        if score.has_sections:
             n_sec += 1
-            ok = {
-                (r["path"], a.lower())
-                for r in q["relevant"]
-                for a in (r.get("anchors_ok") or [r["anchor"]])
-                if a
-            }
-            hit = any((k, res.anchor.lower()) in ok for k, res in zip(keys, results, strict=False))
-            sec10 += hit
-            if verbose and not hit:
-                print(f"  sec-miss {q['id']} {q['query']!r}: gold {sorted(ok)[:3]}")
+            sec10 += score.sec10
+            if verbose and not score.sec10:
+                print(f"  sec-miss {q['id']} {q['query']!r}: gold {sorted(score.gold_sections)[:3]}")
                 for k, res in list(zip(keys, results, strict=False))[:3]:
                     print(f"      {k}#{res.anchor}  {res.score:.2f}")
         if verbose and (not rank or rank > 1):
-            print(f"  rank={rank} {q['id']} {q['query']!r}: gold {list(gold)[:3]}")
+            gold = list(dict.fromkeys(r["path"] for r in q["relevant"]))
+            print(f"  rank={rank} {q['id']} {q['query']!r}: gold {gold[:3]}")
             for k, res in list(zip(keys, results, strict=False))[:3]:
                 print(f"      {k}#{res.anchor}  {res.score:.2f}")
     n = len(rows)

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import shutil
 import sys
@@ -34,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import apsw  # noqa: E402
+from search_metrics import percentile, score_query  # noqa: E402
 
 from doc_scraper.index import embed, hybrid, vectors  # noqa: E402
 from doc_scraper.index.db import open_connection  # noqa: E402
@@ -183,33 +183,19 @@ def cmd_eval(args: argparse.Namespace) -> None:
     for q in rows:
         results = s.search(q["query"], args.mode, 10, args.cutoff)
         empty += not results
-        gold = {r["path"]: r for r in q["relevant"]}
         keys = [r.url.removeprefix(BASE_URL) for r in results]
-        rank = next((i + 1 for i, k in enumerate(keys) if k in gold), None)
+        score = score_query(q, keys, [r.anchor for r in results])
+        rank = score.rank
         mrr += 1 / rank if rank else 0
         r5 += 1 if rank and rank <= 5 else 0
-        seen: set[str] = set()
-        dcg = 0.0
-        for i, k in enumerate(keys[:10]):
-            if k in gold and k not in seen:
-                dcg += gold[k]["grade"] / math.log2(i + 2)
-            seen.add(k)
-        ideal = sorted((g["grade"] for g in q["relevant"]), reverse=True)
-        idcg = sum(g / math.log2(i + 2) for i, g in enumerate(ideal[:10]))
-        ndcg += dcg / idcg if idcg else 0
-        if any(r.get("anchor") for r in q["relevant"]):
+        ndcg += score.ndcg
+        if score.has_sections:
             n_sec += 1
-            ok = {
-                (r["path"], a.lower())
-                for r in q["relevant"]
-                for a in (r.get("anchors_ok") or [r["anchor"]])
-                if a
-            }
-            pairs = [(k, res.anchor.lower()) for k, res in zip(keys, results, strict=False)]
-            sec10 += any(p in ok for p in pairs)
-            sec1 += bool(pairs) and pairs[0] in ok
+            sec10 += score.sec10
+            sec1 += score.sec1
         if args.verbose and (not rank or rank > 1):
-            print(f"  rank={rank} {q['id']} {q['query']!r}: gold {list(gold)[:2]} got {keys[:3]}")
+            gold = list(dict.fromkeys(r["path"] for r in q["relevant"]))
+            print(f"  rank={rank} {q['id']} {q['query']!r}: gold {gold[:2]} got {keys[:3]}")
     n = len(rows)
     print(
         json.dumps(
@@ -278,19 +264,15 @@ def cmd_latency(args: argparse.Namespace) -> None:
             cpu.append((time.process_time() - c0) * 1000)
             wall.append((time.perf_counter() - w0) * 1000)
 
-    def pct(values: list[float], p: float) -> float:
-        values = sorted(values)
-        return round(values[min(len(values) - 1, int(len(values) * p))], 1)
-
     print(
         json.dumps(
             {
                 "mode": args.mode,
                 "queries": len(wall),
-                "wall_p50_ms": pct(wall, 0.5),
-                "wall_p95_ms": pct(wall, 0.95),
-                "cpu_p50_ms": pct(cpu, 0.5),
-                "cpu_p95_ms": pct(cpu, 0.95),
+                "wall_p50_ms": percentile(wall, 0.5),
+                "wall_p95_ms": percentile(wall, 0.95),
+                "cpu_p50_ms": percentile(cpu, 0.5),
+                "cpu_p95_ms": percentile(cpu, 0.95),
                 "load_avg_1m": round(os.getloadavg()[0], 2),
             }
         )
