@@ -323,3 +323,15 @@ async def test_vectors_of_another_model_are_not_searched_with_this_one(
             hybrid.resolve_mode(conn, "hybrid")
     finally:
         conn.close()
+
+
+async def test_an_open_connection_sees_vectors_change_when_another_connection_commits(db: Path) -> None:
+    embed.embed_pending_sync(db, FakeEmbedder())
+    conn = open_connection(db, readonly=True)
+    try:
+        assert len(vectors.load_matrix(conn, str(db))) == 7
+        assert len(vectors.load_matrix(conn, str(db))) == 7  # unchanged: served from the cache
+        await _write(db, {}, remove=["http://d/os.html"])
+        assert len(vectors.load_matrix(conn, str(db))) == 5
+    finally:
+        conn.close()

@@ -141,6 +141,21 @@ def fetch_one(conn: apsw.Connection, sql: str, params: tuple[Any, ...] = ()) -> 
     return cast("Row | None", conn.execute(sql, params).fetchone())
 
 
+def change_version(conn: apsw.Connection) -> tuple[int, int]:
+    """A value that moves whenever the database may have changed, as seen from ``conn``.
+
+    ``PRAGMA data_version`` moves when another connection commits; the
+    connection's own writes, even rolled back ones, move ``total_changes()``.
+    """
+    row = fetch_one(conn, "PRAGMA data_version")
+    return (int(row[0]) if row else 0, conn.total_changes())
+
+
+def cacheable(conn: apsw.Connection) -> bool:
+    """Whether what ``conn`` reads now may be kept: not inside a write transaction that may roll back."""
+    return bool(conn.readonly("main")) or not conn.in_transaction
+
+
 @contextlib.contextmanager
 def snapshot(conn: apsw.Connection) -> Iterator[None]:
     """Run several reads against one consistent state of the database."""

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import apsw
 
 from doc_scraper.index import snippets
-from doc_scraper.index.db import fetch_all, fetch_one
+from doc_scraper.index.db import cacheable, change_version, fetch_all, fetch_one
 from doc_scraper.index.query import ParsedQuery, parse_query
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ class Candidate:
 class _IndexState:
     """What the queries on one connection share until the index changes (counts, tokenizer, heading stems)."""
 
-    version: tuple[int, int]  # (PRAGMA data_version, the connection's own total_changes())
+    version: tuple[int, int]  # db.change_version when built
     tok: Tokenizer
     total_sections: int | None = None
     foreign_share: dict[str | None, float] = field(default_factory=dict)
@@ -136,18 +136,15 @@ _STATES: weakref.WeakKeyDictionary[apsw.Connection, _IndexState] = weakref.WeakK
 def _state(conn: apsw.Connection) -> _IndexState:
     """The cached state of ``conn``, rebuilt when any connection (this one included) changed the database.
 
-    ``PRAGMA data_version`` moves when another connection commits; the
-    connection's own writes, even rolled back ones, move ``total_changes()``.
     A state built inside a write connection's transaction is used once, never
     kept: those writes may still be rolled back.
     """
-    row = fetch_one(conn, "PRAGMA data_version")
-    version = (int(row[0]) if row else 0, conn.total_changes())
+    version = change_version(conn)
     state = _STATES.get(conn)
     if state is not None and state.version == version:
         return state
     state = _IndexState(version, snippets.tokenizer(conn))
-    if conn.readonly("main") or not conn.in_transaction:
+    if cacheable(conn):
         _STATES[conn] = state
     return state
 

@@ -26,11 +26,12 @@ import logging
 import re
 import sys
 import threading
+import weakref
 from array import array
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from doc_scraper.index.db import fetch_all, fetch_one
+from doc_scraper.index.db import cacheable, change_version, fetch_all, fetch_one
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -273,6 +274,10 @@ class VectorMatrix:
 
 _cache_lock = threading.Lock()
 _matrix_cache: dict[str, tuple[tuple[Any, ...], VectorMatrix]] = {}
+# Per connection: the change version at which it last computed the fingerprint, and that fingerprint.
+_unchanged: weakref.WeakKeyDictionary[apsw.Connection, tuple[tuple[int, int], tuple[Any, ...]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _fingerprint(conn: apsw.Connection) -> tuple[Any, ...]:
@@ -283,10 +288,18 @@ def _fingerprint(conn: apsw.Connection) -> tuple[Any, ...]:
 
 def load_matrix(conn: apsw.Connection, cache_key: str) -> VectorMatrix:
     """The live vectors, cached per ``cache_key`` (the database path) until the stored set changes."""
+    version = change_version(conn)
+    with _cache_lock:
+        seen = _unchanged.get(conn)
+        cached = _matrix_cache.get(cache_key)
+        if seen is not None and seen[0] == version and cached is not None and cached[0] == seen[1]:
+            return cached[1]  # nothing committed since this connection last looked: skip the count
     if not has_table(conn):
         return VectorMatrix([], [], [])
     fp = _fingerprint(conn)
     with _cache_lock:
+        if cacheable(conn):
+            _unchanged[conn] = (version, fp)
         cached = _matrix_cache.get(cache_key)
         if cached is not None and cached[0] == fp:
             return cached[1]
